@@ -1,0 +1,55 @@
+package io.nereus.fdb;
+
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.FDB;
+import io.nereus.fdb.embedded.EmbeddedFdb;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Opens the {@link Database} that Nereus metadata lives in: the real FoundationDB client when a cluster file
+ * is configured, {@link EmbeddedFdb} otherwise. Everything above this class talks to {@code Database} only,
+ * so the same code runs on both.
+ */
+public final class FdbDatabases {
+    /** The fdb-java API version Nereus is written against (fdb-java 7.3.x). */
+    public static final int API_VERSION = 730;
+
+    private FdbDatabases() {
+    }
+
+    /**
+     * Opens the metadata database.
+     *
+     * @param clusterFile  a FoundationDB cluster file; when present the real client is used
+     * @param embeddedDir  where EmbeddedFdb keeps its data when no cluster file is given; empty means in memory
+     * @throws IllegalArgumentException when the cluster file does not exist or cannot be read
+     * @throws IllegalStateException    when a cluster file is given but the native client cannot be loaded
+     */
+    public static Database open(Optional<Path> clusterFile, Optional<Path> embeddedDir) {
+        Objects.requireNonNull(clusterFile, "clusterFile");
+        Objects.requireNonNull(embeddedDir, "embeddedDir");
+        if (clusterFile.isPresent()) {
+            return openCluster(clusterFile.get());
+        }
+        return embeddedDir.map(EmbeddedFdb::open).orElseGet(EmbeddedFdb::inMemory);
+    }
+
+    /** Opens a real FoundationDB cluster through the native client. */
+    public static Database openCluster(Path clusterFile) {
+        if (!Files.isReadable(clusterFile)) {
+            throw new IllegalArgumentException("FoundationDB cluster file " + clusterFile
+                    + " does not exist or is not readable");
+        }
+        try {
+            return FDB.selectAPIVersion(API_VERSION).open(clusterFile.toString());
+        } catch (UnsatisfiedLinkError | NoClassDefFoundError | ExceptionInInitializerError e) {
+            throw new IllegalStateException("A FoundationDB cluster file is configured (" + clusterFile
+                    + ") but the FoundationDB native client (libfdb_c " + API_VERSION / 100 + "."
+                    + API_VERSION % 100 / 10 + ") could not be loaded; install the FoundationDB client package"
+                    + " or remove the cluster file setting to use the embedded engine", e);
+        }
+    }
+}
