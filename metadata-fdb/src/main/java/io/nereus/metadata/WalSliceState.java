@@ -1,0 +1,58 @@
+package io.nereus.metadata;
+
+/**
+ * Lifecycle of a WAL slice (one BookKeeper ledger of the multi-stream WAL).
+ *
+ * <pre>
+ *   OPEN ──roll over──▶ SEALED ──all ranges superseded or trimmed──▶ DELETABLE
+ * </pre>
+ *
+ * <p>OPEN receives WAL batches. SEALED is closed for writes and may be materialized. DELETABLE means no
+ * COMMITTED record targets it any more; the ledger is deleted after the read grace period and then the
+ * slice's keys are removed. Every state may go to itself. {@link #code()} is stored and never changes.
+ */
+public enum WalSliceState {
+    OPEN(1),
+    SEALED(2),
+    DELETABLE(3);
+
+    private final int code;
+
+    WalSliceState(int code) {
+        this.code = code;
+    }
+
+    /** The stable stored code. */
+    public int code() {
+        return code;
+    }
+
+    public static WalSliceState fromCode(int code) {
+        for (WalSliceState s : values()) {
+            if (s.code == code) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("unknown WAL slice state code " + code);
+    }
+
+    public boolean canTransitionTo(WalSliceState next) {
+        return switch (this) {
+            case OPEN -> next == OPEN || next == SEALED;
+            case SEALED -> next == SEALED || next == DELETABLE;
+            case DELETABLE -> next == DELETABLE;
+        };
+    }
+
+    /**
+     * Returns {@code next} when the transition is allowed.
+     *
+     * @throws IllegalStateException naming both states when it is not
+     */
+    public WalSliceState transitionTo(WalSliceState next) {
+        if (!canTransitionTo(next)) {
+            throw new IllegalStateException("WAL slice state cannot go from " + this + " to " + next);
+        }
+        return next;
+    }
+}
