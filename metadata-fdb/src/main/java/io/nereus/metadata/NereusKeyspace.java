@@ -1,0 +1,422 @@
+package io.nereus.metadata;
+
+import com.apple.foundationdb.Range;
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.ByteArrayUtil;
+import com.apple.foundationdb.tuple.Tuple;
+import java.util.Objects;
+
+/**
+ * The one definition of Nereus's FoundationDB keys. All keys are Tuple-encoded under a root subspace, the
+ * DirectoryLayer directory {@code ("nereus", clusterName)} opened by the caller. The first element of
+ * every key is a small stable integer tag; stream keys carry a second tag after the stream id. Tags are
+ * constants here, never enum ordinals, and never change meaning.
+ *
+ * <pre>
+ * key                                                    value (codec)
+ * (CATALOG=1, managedLedgerName)                          CatalogEntryCodec
+ * (STREAM=2, sid, HEAD=1)                                 StreamHeadCodec
+ * (STREAM=2, sid, INDEX=2, viewCode, endOffset, gen)      IndexRecordCodec   lookup space
+ * (STREAM=2, sid, RETIRED=3, viewCode, endOffset, gen)    IndexRecordCodec   left the lookup space, kept for GC
+ * (STREAM=2, sid, GENSEQ=4, viewCode)                     GenerationSeqCodec
+ * (STREAM=2, sid, INTENT=5, walSliceId)                   WalIntentCodec
+ * (STREAM=2, sid, CURSOR=6, cursorName, chunk)            CursorStateCodec   chunk 0 = header, 1..N = data
+ * (STREAM=2, sid, PROPS=7)                                LedgerPropertiesCodec
+ * (WAL=3, sliceId)                                        WalSliceCodec
+ * (WAL=3, sliceId, sid)                                   OffsetRangeCodec   range of sid in the slice
+ * (COUNTER=4, name)                                       CounterCodec
+ * (META=5, "format")                                      FormatVersion
+ * </pre>
+ *
+ * <p>Index keys sort by view, end offset, generation. The records that may cover offset {@code o} in view
+ * {@code v} are those with {@code endOffset > o}, read by {@link #indexCoveringRange} starting at
+ * {@code (…, INDEX, v, o + 1)}; because superseded records move to RETIRED in the transaction that
+ * supersedes them, the first few keys of that scan are the answer. Unpack methods refuse keys of another
+ * kind with a {@link MetadataFormatException}. Immutable and thread-safe.
+ */
+public final class NereusKeyspace {
+    public static final int CATALOG = 1;
+    public static final int STREAM = 2;
+    public static final int WAL = 3;
+    public static final int COUNTER = 4;
+    public static final int META = 5;
+
+    public static final int HEAD = 1;
+    public static final int INDEX = 2;
+    public static final int RETIRED = 3;
+    public static final int GENSEQ = 4;
+    public static final int INTENT = 5;
+    public static final int CURSOR = 6;
+    public static final int PROPS = 7;
+
+    /** The META key holding the layout version. */
+    public static final String FORMAT = "format";
+    /** Counter allocating stream ids. */
+    public static final String STREAM_ID_COUNTER = "streamId";
+    /** Counter allocating virtual ledger ids. */
+    public static final String VIRTUAL_LEDGER_ID_COUNTER = "virtualLedgerId";
+
+    /** The chunk index of a cursor's header. */
+    public static final int CURSOR_HEADER_CHUNK = 0;
+
+    private final Subspace root;
+
+    public NereusKeyspace(Subspace root) {
+        this.root = Objects.requireNonNull(root, "root");
+    }
+
+    public Subspace root() {
+        return root;
+    }
+
+    // ---- catalog ----
+
+    public byte[] catalogKey(String managedLedgerName) {
+        requireNonEmpty(managedLedgerName, "managed-ledger name");
+        return FdbLimits.checkKey("catalog", root.pack(Tuple.from(CATALOG, managedLedgerName)));
+    }
+
+    public String unpackCatalogKey(byte[] key) {
+        Tuple t = unpack(key, "catalog", 2);
+        expectTag(t, 0, CATALOG, "catalog", key);
+        return string(t, 1, "catalog", key);
+    }
+
+    /** Every catalog entry. */
+    public Range catalogRange() {
+        return root.range(Tuple.from(CATALOG));
+    }
+
+    // ---- streams ----
+
+    /** Every key of one stream (head, index, retired, genseq, intents, cursors, properties). */
+    public Range streamRange(StreamId stream) {
+        return root.range(Tuple.from(STREAM, stream.value()));
+    }
+
+    public byte[] headKey(StreamId stream) {
+        return root.pack(Tuple.from(STREAM, stream.value(), HEAD));
+    }
+
+    public StreamId unpackHeadKey(byte[] key) {
+        Tuple t = streamKey(key, HEAD, 3, "head");
+        return streamId(t, key, "head");
+    }
+
+    public byte[] indexKey(IndexKey k) {
+        return root.pack(indexTuple(INDEX, k));
+    }
+
+    public IndexKey unpackIndexKey(byte[] key) {
+        return unpackIndexLike(key, INDEX, "index");
+    }
+
+    /** Every index record of {@code stream} in {@code view}. */
+    public Range indexViewRange(StreamId stream, ReadView view) {
+        return root.range(Tuple.from(STREAM, stream.value(), INDEX, view.code()));
+    }
+
+    /**
+     * The index keys of {@code stream} in {@code view} whose end offset is above {@code offset}: the records
+     * covering {@code offset} are at the start of this range (read it with a small limit and stop at the
+     * first record starting after {@code offset}).
+     */
+    public Range indexCoveringRange(StreamId stream, ReadView view, long offset) {
+        if (offset < 0 || offset == Long.MAX_VALUE) {
+            throw new IllegalArgumentException("lookup offset out of range: " + offset);
+        }
+        Tuple viewPrefix = Tuple.from(STREAM, stream.value(), INDEX, view.code());
+        return new Range(root.pack(viewPrefix.add(offset + 1)), root.range(viewPrefix).end);
+    }
+
+    /** The index keys of {@code stream} in {@code view} whose end offset lies in {@code endOffsets}. */
+    public Range indexEndOffsetRange(StreamId stream, ReadView view, OffsetRange endOffsets) {
+        Tuple viewPrefix = Tuple.from(STREAM, stream.value(), INDEX, view.code());
+        return new Range(root.pack(viewPrefix.add(endOffsets.start())), root.pack(viewPrefix.add(endOffsets.end())));
+    }
+
+    /** The index keys of records wholly below {@code trimOffset} (end offset {@code <= trimOffset}). */
+    public Range indexBelowRange(StreamId stream, ReadView view, long trimOffset) {
+        return indexEndOffsetRange(stream, view, new OffsetRange(0, Math.addExact(trimOffset, 1)));
+    }
+
+    public byte[] retiredKey(IndexKey k) {
+        return root.pack(indexTuple(RETIRED, k));
+    }
+
+    public IndexKey unpackRetiredKey(byte[] key) {
+        return unpackIndexLike(key, RETIRED, "retired");
+    }
+
+    /** Every retired record of {@code stream}, all views. */
+    public Range retiredRange(StreamId stream) {
+        return root.range(Tuple.from(STREAM, stream.value(), RETIRED));
+    }
+
+    public byte[] genSeqKey(StreamId stream, ReadView view) {
+        return root.pack(Tuple.from(STREAM, stream.value(), GENSEQ, view.code()));
+    }
+
+    public GenSeqKey unpackGenSeqKey(byte[] key) {
+        Tuple t = streamKey(key, GENSEQ, 4, "genseq");
+        return new GenSeqKey(streamId(t, key, "genseq"), view(t, 3, key, "genseq"));
+    }
+
+    public byte[] intentKey(StreamId stream, long walSliceId) {
+        return root.pack(Tuple.from(STREAM, stream.value(), INTENT, walSliceId));
+    }
+
+    public IntentKey unpackIntentKey(byte[] key) {
+        Tuple t = streamKey(key, INTENT, 4, "intent");
+        StreamId sid = streamId(t, key, "intent");
+        long slice = nonNegative(t, 3, key, "intent", "slice id");
+        return new IntentKey(sid, slice);
+    }
+
+    /** Every intent of {@code stream}, by slice id. */
+    public Range intentRange(StreamId stream) {
+        return root.range(Tuple.from(STREAM, stream.value(), INTENT));
+    }
+
+    public byte[] cursorChunkKey(StreamId stream, String cursorName, int chunk) {
+        requireNonEmpty(cursorName, "cursor name");
+        if (chunk < 0) {
+            throw new IllegalArgumentException("cursor chunk index must be >= 0: " + chunk);
+        }
+        return FdbLimits.checkKey("cursor", root.pack(Tuple.from(STREAM, stream.value(), CURSOR, cursorName, chunk)));
+    }
+
+    public CursorChunkKey unpackCursorChunkKey(byte[] key) {
+        Tuple t = streamKey(key, CURSOR, 5, "cursor");
+        StreamId sid = streamId(t, key, "cursor");
+        String name = string(t, 3, "cursor", key);
+        long chunk = nonNegative(t, 4, key, "cursor", "chunk");
+        if (chunk > Integer.MAX_VALUE) {
+            throw new MetadataFormatException("cursor key chunk index too large: " + chunk);
+        }
+        return new CursorChunkKey(sid, name, (int) chunk);
+    }
+
+    /** The header and every chunk of one cursor, in chunk order. */
+    public Range cursorRange(StreamId stream, String cursorName) {
+        requireNonEmpty(cursorName, "cursor name");
+        return root.range(Tuple.from(STREAM, stream.value(), CURSOR, cursorName));
+    }
+
+    /** Every chunk of every cursor of {@code stream}, grouped by cursor name. */
+    public Range cursorsRange(StreamId stream) {
+        return root.range(Tuple.from(STREAM, stream.value(), CURSOR));
+    }
+
+    public byte[] propsKey(StreamId stream) {
+        return root.pack(Tuple.from(STREAM, stream.value(), PROPS));
+    }
+
+    public StreamId unpackPropsKey(byte[] key) {
+        Tuple t = streamKey(key, PROPS, 3, "props");
+        return streamId(t, key, "props");
+    }
+
+    // ---- WAL ----
+
+    public byte[] walSliceKey(long sliceId) {
+        requireNonNegative(sliceId, "WAL slice id");
+        return root.pack(Tuple.from(WAL, sliceId));
+    }
+
+    public long unpackWalSliceKey(byte[] key) {
+        Tuple t = unpack(key, "WAL slice", 2);
+        expectTag(t, 0, WAL, "WAL slice", key);
+        return nonNegative(t, 1, key, "WAL slice", "slice id");
+    }
+
+    public byte[] walStreamKey(long sliceId, StreamId stream) {
+        requireNonNegative(sliceId, "WAL slice id");
+        return root.pack(Tuple.from(WAL, sliceId, stream.value()));
+    }
+
+    public WalStreamKey unpackWalStreamKey(byte[] key) {
+        Tuple t = unpack(key, "WAL stream", 3);
+        expectTag(t, 0, WAL, "WAL stream", key);
+        long slice = nonNegative(t, 1, key, "WAL stream", "slice id");
+        return new WalStreamKey(slice, new StreamId(positive(t, 2, key, "WAL stream", "stream id")));
+    }
+
+    /** The per-stream range keys of one slice (not the slice key itself). */
+    public Range walSliceStreamsRange(long sliceId) {
+        requireNonNegative(sliceId, "WAL slice id");
+        return root.range(Tuple.from(WAL, sliceId));
+    }
+
+    /** Every WAL slice and per-stream range key. */
+    public Range walRange() {
+        return root.range(Tuple.from(WAL));
+    }
+
+    // ---- counters and meta ----
+
+    public byte[] counterKey(String name) {
+        requireNonEmpty(name, "counter name");
+        return FdbLimits.checkKey("counter", root.pack(Tuple.from(COUNTER, name)));
+    }
+
+    public String unpackCounterKey(byte[] key) {
+        Tuple t = unpack(key, "counter", 2);
+        expectTag(t, 0, COUNTER, "counter", key);
+        return string(t, 1, "counter", key);
+    }
+
+    public byte[] formatKey() {
+        return root.pack(Tuple.from(META, FORMAT));
+    }
+
+    // ---- key records ----
+
+    /** Key fields of {@code (STREAM, sid, GENSEQ, view)}. */
+    public record GenSeqKey(StreamId stream, ReadView view) {
+        public GenSeqKey {
+            Objects.requireNonNull(stream, "stream");
+            Objects.requireNonNull(view, "view");
+        }
+    }
+
+    /** Key fields of {@code (STREAM, sid, INTENT, walSliceId)}. */
+    public record IntentKey(StreamId stream, long walSliceId) {
+        public IntentKey {
+            Objects.requireNonNull(stream, "stream");
+            requireNonNegative(walSliceId, "WAL slice id");
+        }
+    }
+
+    /** Key fields of {@code (STREAM, sid, CURSOR, name, chunk)}; chunk 0 is the header. */
+    public record CursorChunkKey(StreamId stream, String cursorName, int chunk) {
+        public CursorChunkKey {
+            Objects.requireNonNull(stream, "stream");
+            requireNonEmpty(cursorName, "cursor name");
+            if (chunk < 0) {
+                throw new IllegalArgumentException("cursor chunk index must be >= 0: " + chunk);
+            }
+        }
+
+        public boolean isHeader() {
+            return chunk == CURSOR_HEADER_CHUNK;
+        }
+    }
+
+    /** Key fields of {@code (WAL, sliceId, sid)}. */
+    public record WalStreamKey(long walSliceId, StreamId stream) {
+        public WalStreamKey {
+            requireNonNegative(walSliceId, "WAL slice id");
+            Objects.requireNonNull(stream, "stream");
+        }
+    }
+
+    // ---- helpers ----
+
+    private static Tuple indexTuple(int tag, IndexKey k) {
+        return Tuple.from(STREAM, k.stream().value(), tag, k.view().code(), k.endOffset(), k.generation().value());
+    }
+
+    private IndexKey unpackIndexLike(byte[] key, int tag, String kind) {
+        Tuple t = streamKey(key, tag, 6, kind);
+        StreamId sid = streamId(t, key, kind);
+        ReadView view = view(t, 3, key, kind);
+        long end = positive(t, 4, key, kind, "end offset");
+        long gen = nonNegative(t, 5, key, kind, "generation");
+        return new IndexKey(sid, view, end, GenerationId.of(gen));
+    }
+
+    private Tuple unpack(byte[] key, String kind, int size) {
+        if (!root.contains(key)) {
+            throw new MetadataFormatException(kind + " key is outside the Nereus root: " + printable(key));
+        }
+        Tuple t;
+        try {
+            t = root.unpack(key);
+        } catch (IllegalArgumentException e) {
+            throw new MetadataFormatException(kind + " key is not a valid tuple: " + printable(key), e);
+        }
+        if (t.size() != size) {
+            throw new MetadataFormatException(kind + " key must have " + size + " elements, has " + t.size()
+                    + ": " + t);
+        }
+        return t;
+    }
+
+    private Tuple streamKey(byte[] key, int tag, int size, String kind) {
+        Tuple t = unpack(key, kind, size);
+        expectTag(t, 0, STREAM, kind, key);
+        expectTag(t, 2, tag, kind, key);
+        return t;
+    }
+
+    private static void expectTag(Tuple t, int index, int tag, String kind, byte[] key) {
+        Object o = t.get(index);
+        if (!(o instanceof Long l) || l != tag) {
+            throw new MetadataFormatException("not a " + kind + " key: element " + index + " is " + o
+                    + ", expected tag " + tag + ": " + t);
+        }
+    }
+
+    private static long integer(Tuple t, int index, byte[] key, String kind, String field) {
+        Object o = t.get(index);
+        if (!(o instanceof Long l)) {
+            throw new MetadataFormatException(kind + " key " + field + " is not an integer: " + t);
+        }
+        return l;
+    }
+
+    private static long nonNegative(Tuple t, int index, byte[] key, String kind, String field) {
+        long v = integer(t, index, key, kind, field);
+        if (v < 0) {
+            throw new MetadataFormatException(kind + " key " + field + " is negative: " + t);
+        }
+        return v;
+    }
+
+    private static long positive(Tuple t, int index, byte[] key, String kind, String field) {
+        long v = integer(t, index, key, kind, field);
+        if (v <= 0) {
+            throw new MetadataFormatException(kind + " key " + field + " must be positive: " + t);
+        }
+        return v;
+    }
+
+    private static StreamId streamId(Tuple t, byte[] key, String kind) {
+        return new StreamId(positive(t, 1, key, kind, "stream id"));
+    }
+
+    private static ReadView view(Tuple t, int index, byte[] key, String kind) {
+        long code = integer(t, index, key, kind, "view");
+        try {
+            return ReadView.fromCode(code);
+        } catch (IllegalArgumentException e) {
+            throw new MetadataFormatException(kind + " key has an unknown read view code " + code + ": " + t, e);
+        }
+    }
+
+    private static String string(Tuple t, int index, String kind, byte[] key) {
+        Object o = t.get(index);
+        if (!(o instanceof String s) || s.isEmpty()) {
+            throw new MetadataFormatException(kind + " key element " + index + " is not a non-empty string: " + t);
+        }
+        return s;
+    }
+
+    private static void requireNonEmpty(String s, String what) {
+        Objects.requireNonNull(s, what);
+        if (s.isEmpty()) {
+            throw new IllegalArgumentException(what + " must not be empty");
+        }
+    }
+
+    private static void requireNonNegative(long v, String what) {
+        if (v < 0) {
+            throw new IllegalArgumentException(what + " must be >= 0: " + v);
+        }
+    }
+
+    private static String printable(byte[] key) {
+        return ByteArrayUtil.printable(key);
+    }
+}
