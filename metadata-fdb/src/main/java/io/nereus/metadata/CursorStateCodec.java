@@ -163,7 +163,7 @@ public final class CursorStateCodec {
     private static CursorState decodeBody(byte[] body) {
         ValueReader r = new ValueReader(WHAT + " body", body);
         long markDeleteEnd = r.varint("markDeleteEnd");
-        int rangeCount = r.varintInt("rangeCount", body.length / 2);
+        int rangeCount = r.count("rangeCount", 2);
         List<OffsetRange> ranges = new ArrayList<>(rangeCount);
         long previousEnd = markDeleteEnd;
         for (int i = 0; i < rangeCount; i++) {
@@ -175,7 +175,7 @@ public final class CursorStateCodec {
             ranges.add(new OffsetRange(start, end));
             previousEnd = end;
         }
-        int ackSetCount = r.varintInt("ackSetCount", body.length / 10);
+        int ackSetCount = r.count("ackSetCount", 10);
         TreeMap<Long, AckSet> sets = new TreeMap<>();
         long previousOffset = markDeleteEnd;
         for (int i = 0; i < ackSetCount; i++) {
@@ -195,7 +195,7 @@ public final class CursorStateCodec {
             sets.put(offset, AckSet.of(w));
             previousOffset = offset;
         }
-        int propertyCount = r.varintInt("propertyCount", body.length);
+        int propertyCount = r.count("propertyCount", 2);
         Map<String, Long> properties = new HashMap<>();
         String previousKey = null;
         for (int i = 0; i < propertyCount; i++) {
@@ -204,7 +204,7 @@ public final class CursorStateCodec {
             properties.put(k, r.zigzag("property value"));
             previousKey = k;
         }
-        int cursorPropertyCount = r.varintInt("cursorPropertyCount", body.length);
+        int cursorPropertyCount = r.count("cursorPropertyCount", 2);
         Map<String, String> cursorProperties = new HashMap<>();
         previousKey = null;
         for (int i = 0; i < cursorPropertyCount; i++) {

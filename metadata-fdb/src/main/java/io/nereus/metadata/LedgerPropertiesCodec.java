@@ -37,7 +37,7 @@ public final class LedgerPropertiesCodec implements ValueCodec<LedgerProperties>
     public LedgerProperties decode(byte[] bytes) {
         ValueReader r = new ValueReader(WHAT, bytes);
         r.formatVersion(FORMAT_V1);
-        int count = r.varintInt("count", bytes.length);
+        int count = r.count("count", 2);
         Map<String, String> values = new HashMap<>();
         String previous = null;
         for (int i = 0; i < count; i++) {

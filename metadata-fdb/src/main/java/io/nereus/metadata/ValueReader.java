@@ -120,6 +120,22 @@ final class ValueReader {
         return (int) v;
     }
 
+    /**
+     * A varint count of items that take at least {@code minBytesEach} bytes each; a count the remaining bytes
+     * cannot hold is refused as truncation before anything is allocated for it.
+     */
+    int count(String field, int minBytesEach) {
+        int start = pos;
+        long v = varint(field);
+        long needs = v * minBytesEach;
+        if (v > Integer.MAX_VALUE || needs > remaining()) {
+            throw new MetadataFormatException(what + ": truncated: " + field + " at byte " + start + " is " + v
+                    + ", needing at least " + (v > Integer.MAX_VALUE ? "more" : Long.toString(needs))
+                    + " bytes, " + remaining() + " remain");
+        }
+        return (int) v;
+    }
+
     long zigzag(String field) {
         long z = rawVarint(field);
         return (z >>> 1) ^ -(z & 1);

@@ -1,0 +1,172 @@
+package io.nereus.metadata;
+
+import static io.nereus.metadata.CodecAssertions.rejectsEveryTruncation;
+import static io.nereus.metadata.CodecAssertions.rejectsTrailingBytes;
+import static io.nereus.metadata.CodecAssertions.rejectsUnknownVersion;
+import static io.nereus.metadata.CodecAssertions.roundTrips;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class ValueCodecsTest {
+    private static final StreamId S = StreamId.of(42);
+
+    @Test
+    void streamHead_roundTripsAndRejects() {
+        StreamHead none = StreamHead.initial();
+        StreamHead full = new StreamHead(StreamState.SEALED, 1_000_000, 400, 77, 3, Optional.of("broker-ü-1"), 1L << 40);
+        roundTrips(StreamHeadCodec.INSTANCE, none);
+        roundTrips(StreamHeadCodec.INSTANCE, full);
+        rejectsUnknownVersion(StreamHeadCodec.INSTANCE.encode(full), StreamHeadCodec.INSTANCE::decode, "StreamHead");
+    }
+
+    @Test
+    void streamHead_layoutIsPinned() {
+        StreamHead h = new StreamHead(StreamState.OPEN, 5, 2, 3, 1, Optional.of("b"), 9);
+        assertThat(HexFormat.of().formatHex(StreamHeadCodec.INSTANCE.encode(h))).isEqualTo(
+                "01" + "01" + "0000000000000005" + "0000000000000002" + "0000000000000003"
+                        + "0000000000000001" + "0000000000000009" + "01" + "62");
+    }
+
+    @Test
+    void streamHead_rejectsStoredInvariantViolationAndUnknownState() {
+        byte[] bytes = StreamHeadCodec.INSTANCE.encode(new StreamHead(StreamState.OPEN, 5, 2, 0, 0, Optional.empty(), 0));
+        byte[] trimAboveEnd = bytes.clone();
+        trimAboveEnd[17] = 9; // low byte of trimOffset
+        assertThatThrownBy(() -> StreamHeadCodec.INSTANCE.decode(trimAboveEnd))
+                .isInstanceOf(MetadataFormatException.class)
+                .hasMessageContaining("StreamHead value").hasMessageContaining("trimOffset <= committedEnd");
+        byte[] badState = bytes.clone();
+        badState[1] = 9;
+        assertThatThrownBy(() -> StreamHeadCodec.INSTANCE.decode(badState))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("unknown stream state code 9");
+    }
+
+    private static IndexRecord walRecord() {
+        return new IndexRecord(S, ReadView.COMMITTED, OffsetRange.of(100, 110), GenerationId.APPEND,
+                IndexRecordState.COMMITTED, new WalTarget(5, 6, 7), Checksum.crc32c(0xFFFF_FFFFL), 10, 4096, 0);
+    }
+
+    private static IndexRecord objectRecord() {
+        return new IndexRecord(S, ReadView.TOPIC_COMPACTED, OffsetRange.of(0, 1000), GenerationId.of(9),
+                IndexRecordState.QUARANTINED, new ObjectTarget("nereus/42/9.obj", 64, 9000, 9100, "\"etag-9\""),
+                Checksum.crc32c(0x1234), 500, 9000, 3);
+    }
+
+    @Test
+    void indexRecord_roundTripsBothTargets() {
+        for (IndexRecord rec : new IndexRecord[] {walRecord(), objectRecord()}) {
+            IndexKey key = IndexKey.of(rec);
+            byte[] bytes = IndexRecordCodec.INSTANCE.encode(rec);
+            assertThat(bytes[0]).isEqualTo((byte) 1);
+            assertThat(IndexRecordCodec.INSTANCE.decode(key, bytes)).isEqualTo(rec);
+            rejectsEveryTruncation(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
+            rejectsTrailingBytes(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
+            rejectsUnknownVersion(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b), "IndexRecord value");
+        }
+    }
+
+    @Test
+    void indexRecord_rejectsUnknownTargetKindAndChecksumAndKeyMismatch() {
+        IndexRecord rec = walRecord();
+        byte[] bytes = IndexRecordCodec.INSTANCE.encode(rec);
+        byte[] kind = bytes.clone();
+        kind[10] = 7;
+        assertThatThrownBy(() -> IndexRecordCodec.INSTANCE.decode(IndexKey.of(rec), kind))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("unknown target kind 7");
+        byte[] checksum = bytes.clone();
+        checksum[10 + 1 + 20] = 5;
+        assertThatThrownBy(() -> IndexRecordCodec.INSTANCE.decode(IndexKey.of(rec), checksum))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("unknown checksum type code 5");
+        IndexKey endBeforeStart = new IndexKey(S, ReadView.COMMITTED, 50, GenerationId.APPEND);
+        assertThatThrownBy(() -> IndexRecordCodec.INSTANCE.decode(endBeforeStart, bytes))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("end must be >= start");
+    }
+
+    @Test
+    void catalogEntry_roundTripsAndRejects() {
+        CatalogEntry e = new CatalogEntry("tenant/ns/persistent/topic", S, CatalogEntry.MIN_VIRTUAL_LEDGER_ID + 5, 2,
+                CatalogState.DELETING);
+        byte[] bytes = CatalogEntryCodec.INSTANCE.encode(e);
+        assertThat(CatalogEntryCodec.INSTANCE.decode(e.managedLedgerName(), bytes)).isEqualTo(e);
+        rejectsEveryTruncation(bytes, b -> CatalogEntryCodec.INSTANCE.decode("x", b));
+        rejectsTrailingBytes(bytes, b -> CatalogEntryCodec.INSTANCE.decode("x", b));
+        rejectsUnknownVersion(bytes, b -> CatalogEntryCodec.INSTANCE.decode("x", b), "CatalogEntry value of 'x'");
+    }
+
+    @Test
+    void smallValues_roundTripAndReject() {
+        roundTrips(WalIntentCodec.INSTANCE, new WalIntent(123, 4));
+        roundTrips(WalSliceCodec.INSTANCE, new WalSlice(WalSliceState.SEALED, "broker-7"));
+        roundTrips(OffsetRangeCodec.INSTANCE, OffsetRange.of(3, 9));
+        roundTrips(OffsetRangeCodec.INSTANCE, OffsetRange.of(0, 0));
+        roundTrips(CounterCodec.INSTANCE, 1L << 62);
+        roundTrips(GenerationSeqCodec.INSTANCE, GenerationId.of(17));
+        rejectsUnknownVersion(WalIntentCodec.INSTANCE.encode(new WalIntent(1, 1)), WalIntentCodec.INSTANCE::decode, "WalIntent");
+        rejectsUnknownVersion(CounterCodec.INSTANCE.encode(5L), CounterCodec.INSTANCE::decode, "Counter");
+        rejectsUnknownVersion(GenerationSeqCodec.INSTANCE.encode(GenerationId.of(1)), GenerationSeqCodec.INSTANCE::decode, "GenerationSeq");
+        rejectsUnknownVersion(WalSliceCodec.INSTANCE.encode(new WalSlice(WalSliceState.OPEN, "b")), WalSliceCodec.INSTANCE::decode, "WalSlice");
+        rejectsUnknownVersion(OffsetRangeCodec.INSTANCE.encode(OffsetRange.of(1, 2)), OffsetRangeCodec.INSTANCE::decode, "OffsetRange");
+        byte[] negativeGen = GenerationSeqCodec.INSTANCE.encode(GenerationId.of(1));
+        negativeGen[1] = (byte) 0x80;
+        assertThatThrownBy(() -> GenerationSeqCodec.INSTANCE.decode(negativeGen))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("generation id must be >= 0");
+        assertThatThrownBy(() -> CounterCodec.INSTANCE.encode(-1L)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void ledgerProperties_roundTripDeterministicallyAndReject() {
+        Map<String, String> m = new HashMap<>();
+        for (int i = 0; i < 50; i++) {
+            m.put("key-" + i, "välue-" + i);
+        }
+        m.put("", "");
+        LedgerProperties props = new LedgerProperties(m);
+        roundTrips(LedgerPropertiesCodec.INSTANCE, props);
+        roundTrips(LedgerPropertiesCodec.INSTANCE, LedgerProperties.empty());
+        assertThat(LedgerPropertiesCodec.INSTANCE.encode(new LedgerProperties(new HashMap<>(m))))
+                .isEqualTo(LedgerPropertiesCodec.INSTANCE.encode(props));
+        rejectsUnknownVersion(LedgerPropertiesCodec.INSTANCE.encode(props), LedgerPropertiesCodec.INSTANCE::decode, "LedgerProperties");
+    }
+
+    @Test
+    void ledgerProperties_rejectsDuplicateOrUnsortedKeysAndBadUtf8() {
+        // format 1, count 2, "b" -> "", "a" -> ""
+        byte[] unsorted = {1, 2, 1, 'b', 0, 1, 'a', 0};
+        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(unsorted))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("sorted and unique");
+        byte[] duplicate = {1, 2, 1, 'a', 0, 1, 'a', 0};
+        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(duplicate))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("sorted and unique");
+        byte[] badUtf8 = {1, 1, 1, (byte) 0xC3, 0};
+        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(badUtf8))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("not valid UTF-8");
+        byte[] hugeCount = {1, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 0x7F};
+        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(hugeCount))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("truncated: count");
+    }
+
+    @Test
+    void ledgerProperties_overValueLimitIsRefusedOnEncode() {
+        LedgerProperties big = new LedgerProperties(Map.of("k", "x".repeat(FdbLimits.MAX_VALUE_BYTES)));
+        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.encode(big))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("LedgerProperties value").hasMessageContaining("100000-byte value limit");
+    }
+
+    @Test
+    void varint_overlongIsRefused() {
+        byte[] overlong = new byte[13];
+        overlong[0] = 1;
+        for (int i = 1; i < overlong.length; i++) {
+            overlong[i] = (byte) 0x80;
+        }
+        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(overlong))
+                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("longer than 10 bytes");
+    }
+}
