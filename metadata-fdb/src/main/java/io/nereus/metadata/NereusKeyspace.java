@@ -353,7 +353,7 @@ public final class NereusKeyspace {
     private static void expectTag(Tuple t, int index, int tag, String kind, byte[] key) {
         Object o = t.get(index);
         if (!(o instanceof Long l) || l != tag) {
-            throw new MetadataFormatException("not a " + kind + " key: element " + index + " is " + o
+            throw new MetadataFormatException(kind + " key expected, but element " + index + " is " + o
                     + ", expected tag " + tag + ": " + t);
         }
     }
