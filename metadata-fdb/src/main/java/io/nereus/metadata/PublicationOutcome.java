@@ -1,0 +1,115 @@
+package io.nereus.metadata;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What a publication transaction does, decided from what it read in the same transaction: the head, the
+ * next generation id of (stream, view) and the current state of each source record.
+ *
+ * <ul>
+ *   <li>{@link Publish}: write {@code record}, store {@code nextGeneration} as the new GENSEQ value, and move
+ *       {@code retire} (the sources, now RETIRED) from INDEX to RETIRED when the publication is in the
+ *       sources' view. A TOPIC_COMPACTED publication leaves its COMMITTED sources in place;</li>
+ *   <li>{@link SourceChanged}: a source is gone, not COMMITTED or changed since the materializer read it,
+ *       or the sources do not exactly cover the range; the object is garbage;</li>
+ *   <li>{@link NotCommitted}, {@link Trimmed}: the range is no longer (or not yet) committed and untrimmed;</li>
+ *   <li>{@link NotAccepting}: the stream is being deleted.</li>
+ * </ul>
+ */
+public sealed interface PublicationOutcome {
+
+    record Publish(IndexRecord record, List<IndexRecord> retire, GenerationId nextGeneration)
+            implements PublicationOutcome {
+        public Publish {
+            Objects.requireNonNull(record, "record");
+            Objects.requireNonNull(nextGeneration, "nextGeneration");
+            retire = List.copyOf(retire);
+        }
+    }
+
+    record SourceChanged(IndexKey source, String reason) implements PublicationOutcome {
+    }
+
+    record NotCommitted(long committedEnd) implements PublicationOutcome {
+    }
+
+    record Trimmed(long trimOffset) implements PublicationOutcome {
+    }
+
+    record NotAccepting(StreamState state) implements PublicationOutcome {
+    }
+
+    /** The first generation id allocated by materialization in any view; 0 is the append-time WAL. */
+    GenerationId FIRST_MATERIALIZED = GenerationId.of(1);
+
+    /**
+     * Decides a publication.
+     *
+     * @param head          the stream head
+     * @param genSeq        the stored next generation id of (stream, request.view), empty when none was allocated
+     * @param currentSources the records now stored under each source key of the request, in the same order
+     *                      (empty when the key is gone from the lookup space)
+     */
+    static PublicationOutcome decide(StreamHead head, Optional<GenerationId> genSeq,
+            List<Optional<IndexRecord>> currentSources, PublicationRequest request) {
+        Objects.requireNonNull(head, "head");
+        Objects.requireNonNull(genSeq, "genSeq");
+        Objects.requireNonNull(request, "request");
+        if (currentSources.size() != request.sources().size()) {
+            throw new IllegalArgumentException("expected " + request.sources().size() + " source reads, got "
+                    + currentSources.size());
+        }
+        if (head.state() == StreamState.DELETING) {
+            return new NotAccepting(head.state());
+        }
+        if (request.range().end() > head.committedEnd()) {
+            return new NotCommitted(head.committedEnd());
+        }
+        if (request.range().start() < head.trimOffset()) {
+            return new Trimmed(head.trimOffset());
+        }
+        long expectedStart = request.range().start();
+        List<IndexRecord> retire = new ArrayList<>();
+        for (int i = 0; i < currentSources.size(); i++) {
+            PublicationRequest.SourceRef ref = request.sources().get(i);
+            Optional<IndexRecord> current = currentSources.get(i);
+            if (current.isEmpty()) {
+                return new SourceChanged(ref.key(), "gone from the lookup space");
+            }
+            IndexRecord r = current.get();
+            if (!IndexKey.of(r).equals(ref.key())) {
+                throw new IllegalArgumentException("source read " + i + " is " + IndexKey.of(r) + ", not " + ref.key());
+            }
+            if (r.state() != IndexRecordState.COMMITTED) {
+                return new SourceChanged(ref.key(), "is " + r.state());
+            }
+            if (r.metadataVersion() != ref.metadataVersion()) {
+                return new SourceChanged(ref.key(), "metadata version " + r.metadataVersion() + " != "
+                        + ref.metadataVersion() + " read by the materializer");
+            }
+            if (r.range().start() != expectedStart) {
+                return new SourceChanged(ref.key(), "starts at " + r.range().start() + ", expected " + expectedStart
+                        + ": sources do not exactly cover " + request.range());
+            }
+            expectedStart = r.range().end();
+            if (request.view() == ReadView.COMMITTED) {
+                retire.add(r.withState(IndexRecordState.RETIRED));
+            }
+        }
+        if (expectedStart != request.range().end()) {
+            return new SourceChanged(request.sources().get(request.sources().size() - 1).key(),
+                    "sources end at " + expectedStart + ", not at " + request.range().end());
+        }
+        GenerationId generation = genSeq.orElse(FIRST_MATERIALIZED);
+        if (generation.value() < FIRST_MATERIALIZED.value()) {
+            generation = FIRST_MATERIALIZED;
+        }
+        IndexRecord record = new IndexRecord(request.stream(), request.view(), request.range(), generation,
+                IndexRecordState.COMMITTED, request.target(), request.checksum(), request.entryCount(),
+                request.bytes(), 0);
+        return new Publish(record, retire, generation.next());
+    }
+}

@@ -1,0 +1,63 @@
+package io.nereus.metadata;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A request to publish a materialized representation of {@code range}: the source records the materializer
+ * read (with the metadata versions it saw) and the exact identity of what it wrote.
+ *
+ * @param stream     the stream
+ * @param view       the view the new record belongs to
+ * @param range      the offsets materialized; non-empty
+ * @param sources    the COMMITTED-view records read, in offset order; they must exactly cover {@code range}
+ * @param target     the object written and verified
+ * @param checksum   checksum of the object's bytes for the range
+ * @param entryCount entries in the object for the range
+ * @param bytes      payload bytes in the object for the range
+ */
+public record PublicationRequest(
+        StreamId stream,
+        ReadView view,
+        OffsetRange range,
+        List<SourceRef> sources,
+        ObjectTarget target,
+        Checksum checksum,
+        long entryCount,
+        long bytes) {
+
+    public PublicationRequest {
+        Objects.requireNonNull(stream, "stream");
+        Objects.requireNonNull(view, "view");
+        Objects.requireNonNull(range, "range");
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(checksum, "checksum");
+        sources = List.copyOf(sources);
+        if (range.isEmpty()) {
+            throw new IllegalArgumentException("publication range must not be empty");
+        }
+        if (sources.isEmpty()) {
+            throw new IllegalArgumentException("publication needs at least one source record");
+        }
+        for (SourceRef s : sources) {
+            if (!s.key().stream().equals(stream) || s.key().view() != ReadView.COMMITTED) {
+                throw new IllegalArgumentException("publication source " + s.key()
+                        + " is not a COMMITTED-view record of " + stream);
+            }
+        }
+    }
+
+    /** A source record as the materializer saw it. */
+    public record SourceRef(IndexKey key, long metadataVersion) {
+        public SourceRef {
+            Objects.requireNonNull(key, "key");
+            if (metadataVersion < 0) {
+                throw new IllegalArgumentException("metadata version must be >= 0: " + metadataVersion);
+            }
+        }
+
+        public static SourceRef of(IndexRecord r) {
+            return new SourceRef(IndexKey.of(r), r.metadataVersion());
+        }
+    }
+}
