@@ -31,6 +31,8 @@ final class DurableLogTestModel implements RecoverySink, SnapshotSource {
     private final boolean keepHistory;
     private long version;
     private byte[] lastSnapshotKey;
+    /** Whether serving a snapshot forgets the history before it (on by default, to keep memory small). */
+    volatile boolean pruneHistory = true;
     final AtomicInteger openSnapshots = new AtomicInteger();
     final AtomicInteger snapshotsServed = new AtomicInteger();
     final List<Long> snapshotVersions = new ArrayList<>();
@@ -73,7 +75,9 @@ final class DurableLogTestModel implements RecoverySink, SnapshotSource {
         if (view == null) {
             throw new IllegalStateException("version " + at + " is not readable");
         }
-        history.headMap(at).clear(); // compaction versions only grow
+        if (pruneHistory) {
+            history.headMap(at).clear(); // compaction versions only grow
+        }
         synchronized (this) {
             snapshotVersions.add(at);
         }
@@ -90,6 +94,15 @@ final class DurableLogTestModel implements RecoverySink, SnapshotSource {
                 openSnapshots.decrementAndGet();
             }
         };
+    }
+
+    /** The state right after {@code at} was applied (needs history, and {@code at} not yet pruned). */
+    Map<String, String> stateAt(long at) {
+        NavigableMap<byte[], byte[]> view = history.get(at);
+        if (view == null) {
+            throw new IllegalStateException("no history for version " + at);
+        }
+        return hex(view);
     }
 
     synchronized long version() {
