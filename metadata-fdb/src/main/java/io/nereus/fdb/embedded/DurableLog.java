@@ -287,20 +287,31 @@ final class DurableLog implements AutoCloseable {
         active.close();
     }
 
-    /** Flushes and fsyncs pending appends (completing their futures), then stops the threads. Idempotent. */
+    /**
+     * Flushes and fsyncs pending appends (completing their futures), waits for a running compaction (which stops
+     * early), then releases the files. Idempotent. Called from a future's callback on the flusher thread (or from
+     * the compaction thread) it cannot wait for itself: it then only starts the shutdown, which the flusher
+     * finishes once it has drained the queue.
+     */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
+        if (closed.compareAndSet(false, true)) {
+            queueLock.lock();
+            try {
+                closing = true;
+                queued.signalAll();
+            } finally {
+                queueLock.unlock();
+            }
         }
-        queueLock.lock();
-        try {
-            closing = true;
-            queued.signalAll();
-        } finally {
-            queueLock.unlock();
+        Thread me = Thread.currentThread();
+        if (me != flusher && me != compactionThread) {
+            joinUninterruptibly(flusher);
         }
-        joinUninterruptibly(flusher);
+    }
+
+    /** Run by the flusher when it stops: waits for compaction, then closes the files. */
+    private void shutdown() {
         Thread compactor = compactionThread;
         if (compactor != null) {
             joinUninterruptibly(compactor);
@@ -336,6 +347,14 @@ final class DurableLog implements AutoCloseable {
     // ----------------------------------------------------------------------------------------------- flusher
 
     private void flushLoop() {
+        try {
+            drainUntilClosed();
+        } finally {
+            shutdown();
+        }
+    }
+
+    private void drainUntilClosed() {
         ArrayList<Pending> batch = new ArrayList<>();
         while (true) {
             queueLock.lock();
@@ -492,8 +511,13 @@ final class DurableLog implements AutoCloseable {
             LOG.info("Compacted the durable log in {}: snapshot at version {} with {} entries, {} log bytes freed, "
                     + "{} ms", dir, version, entries, freed, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
         } catch (Throwable t) {
-            LOG.warn("Compaction of the durable log in {} at version {} failed; it is retried at the next roll",
-                    dir, version, t);
+            if (closed.get()) {
+                LOG.info("Abandoned the compaction of the durable log in {} at version {}: the log is closing",
+                        dir, version);
+            } else {
+                LOG.warn("Compaction of the durable log in {} at version {} failed; it is retried at the next roll",
+                        dir, version, t);
+            }
             try {
                 Files.deleteIfExists(tmp);
             } catch (IOException e) {

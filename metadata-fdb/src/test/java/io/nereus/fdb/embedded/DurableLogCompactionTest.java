@@ -3,11 +3,16 @@ package io.nereus.fdb.embedded;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
@@ -158,6 +163,46 @@ class DurableLogCompactionTest {
             assertThat(DurableLogTestModel.files(dir, "snapshot-*.snap")).hasSize(1);
             assertThat(log.logBytes()).isLessThan(2 * THRESHOLD);
         }
+        assertThat(reopen(dir, version).snapshot()).isEqualTo(model.snapshot());
+    }
+
+    @Test
+    void closeAbandonsARunningSnapshotWrite() throws Exception {
+        Path dir = tmp.resolve("log");
+        DurableLogTestModel model = new DurableLogTestModel();
+        CountDownLatch writing = new CountDownLatch(1);
+        DurableLog log = DurableLog.open(dir, OPTIONS, model);
+        log.setSnapshotSource(at -> new StateSnapshot() {
+            @Override
+            public Iterator<Map.Entry<byte[], byte[]>> entries() {
+                return new Iterator<>() { // endless: only closing the log stops the snapshot
+                    long next;
+
+                    @Override
+                    public boolean hasNext() {
+                        return true;
+                    }
+
+                    @Override
+                    public Map.Entry<byte[], byte[]> next() {
+                        if (next == 5000) {
+                            writing.countDown();
+                        }
+                        return Map.entry(ByteBuffer.allocate(8).putLong(next++).array(), new byte[0]);
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+            }
+        });
+        while (writing.getCount() > 0) {
+            model.appendAll(log, chunk(100));
+            assertThat(version).as("no compaction started").isLessThan(100_000);
+        }
+        CompletableFuture.runAsync(log::close).get(30, TimeUnit.SECONDS);
+        assertThat(DurableLogTestModel.files(dir, "snapshot-*")).isEmpty();
         assertThat(reopen(dir, version).snapshot()).isEqualTo(model.snapshot());
     }
 

@@ -102,6 +102,21 @@ class DurableLogFailureTest {
     }
 
     @Test
+    void closeFromACallbackOnTheFlusherThreadDoesNotDeadlock() throws Exception {
+        DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel());
+        CompletableFuture<Void> first = log.append(rec(1, Effect.set(b("a"), b("1"))));
+        CompletableFuture<Void> second = log.append(rec(2, Effect.set(b("b"), b("2"))));
+        CompletableFuture<Void> closedInCallback = first.thenRun(log::close);
+        closedInCallback.get(10, TimeUnit.SECONDS);
+        second.get(10, TimeUnit.SECONDS); // queued before the close, so flushed by it
+        log.close(); // from another thread: waits until the flusher has released the files
+        DurableLogTestModel recovered = new DurableLogTestModel();
+        try (DurableLog again = DurableLog.open(dir, DurableLogOptions.defaults(), recovered)) {
+            assertThat(again.recoveredVersion()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void misuseIsRejectedAtTheCall() throws Exception {
         try (DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel())) {
             log.append(rec(5)).get(10, TimeUnit.SECONDS);

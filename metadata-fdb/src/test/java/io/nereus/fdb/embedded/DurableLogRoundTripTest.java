@@ -104,6 +104,7 @@ class DurableLogRoundTripTest {
         try (DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel())) {
             assertThatThrownBy(() -> DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel()))
                     .isInstanceOf(IOException.class).hasMessageContaining("already open");
+            log.append(rec(1)).get(10, TimeUnit.SECONDS); // the first one is unharmed
         }
         DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel()).close();
     }
