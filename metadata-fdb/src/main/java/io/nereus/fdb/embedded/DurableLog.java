@@ -181,7 +181,7 @@ final class DurableLog implements AutoCloseable {
     static DurableLog open(Path dir, DurableLogOptions options, RecoverySink sink) throws IOException {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(sink, "sink");
-        Files.createDirectories(dir);
+        DurableLogFormat.createDirectoriesDurably(dir);
         FileChannel lockChannel = FileChannel.open(dir.resolve(DurableLogFormat.LOCK_FILE),
                 StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         try {

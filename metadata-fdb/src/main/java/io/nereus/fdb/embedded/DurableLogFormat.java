@@ -198,9 +198,15 @@ final class DurableLogFormat {
             if (count < 0 || count > (len - MIN_PAYLOAD_BYTES) / EFFECT_OVERHEAD_BYTES) {
                 continue;
             }
-            if (count == 0 ? len != MIN_PAYLOAD_BYTES : at + probe <= winLen
-                    && win.get(at + probe - 1) != Effect.SET && win.get(at + probe - 1) != Effect.CLEAR_RANGE) {
-                continue;
+            if (count == 0) {
+                if (len != MIN_PAYLOAD_BYTES) {
+                    continue;
+                }
+            } else if (at + probe <= winLen) {
+                byte kind = win.get(at + probe - 1);
+                if (kind != Effect.SET && kind != Effect.CLEAR_RANGE) {
+                    continue;
+                }
             }
             if (payload.length < len) {
                 payload = new byte[len];
@@ -416,6 +422,20 @@ final class DurableLogFormat {
     }
 
     // ----------------------------------------------------------------------------------------------- files
+
+    /** Creates {@code dir} and any missing parents, fsyncing the parent of each directory it creates. */
+    static void createDirectoriesDurably(Path dir) throws IOException {
+        List<Path> missing = new ArrayList<>();
+        for (Path p = dir.toAbsolutePath(); p != null && !Files.isDirectory(p); p = p.getParent()) {
+            missing.add(p);
+        }
+        Files.createDirectories(dir);
+        for (Path p : missing) {
+            if (p.getParent() != null) {
+                fsyncDirectory(p.getParent());
+            }
+        }
+    }
 
     /** Makes creations, renames and deletions in {@code dir} durable. */
     static void fsyncDirectory(Path dir) throws IOException {
