@@ -65,20 +65,24 @@ import org.slf4j.LoggerFactory;
  * <h2>Appending (group commit)</h2>
  * {@link #append} only queues the record. A dedicated daemon flusher thread takes everything queued, encodes it
  * into one buffer (a batch beyond 4 MiB is written in 4 MiB pieces), writes it to the active segment, calls
- * {@link FileChannel#force(boolean) force(false)} once, and then completes the futures in version order. So a record is acknowledged only once it and everything
- * before it is on disk, and one fsync serves every record queued while the previous one ran. After an I/O error
- * the log is dead: the failed batch and every later append fail with that {@link IOException}.
+ * {@link FileChannel#force(boolean) force(false)} once, and then completes the futures in version order. So a
+ * record is acknowledged only once it and everything before it is on disk, and one fsync serves every record
+ * queued while the previous one ran. Futures complete on the flusher thread: dependent actions that are not
+ * {@code *Async} run there and delay the next fsync. After an I/O error (in a write, an fsync or a roll) the log
+ * is dead: the failed batch and every later append fail with that {@link IOException}. Records of a batch whose
+ * fsync failed may still be on disk and be recovered by the next open: to the committer their outcome is unknown.
  *
  * <h2>Compaction</h2>
  * Before writing a batch, when the segments not covered by a snapshot hold at least
  * {@link DurableLogOptions#compactionThresholdBytes()} bytes (and the active segment at least half that, which
  * spaces out retries after a failed compaction), no compaction is running and the active segment holds a
  * record, the flusher rolls to a new segment whose first version is one more than the last version written.
- * If a {@link SnapshotSource} is set, a background thread then writes {@code snapshot-V.snap.tmp} from
+ * If a {@link SnapshotSource} is set, a background daemon thread then writes {@code snapshot-V.snap.tmp} from
  * {@link SnapshotSource#openSnapshot(long) openSnapshot(V)}, V being the last version of the old segments
  * (already durable), fsyncs it, renames it into place, fsyncs the directory, and deletes older snapshots and
  * the segments wholly at or below V. Appends continue meanwhile. A failed compaction is logged and retried at the
- * next roll; it never fails an append.
+ * next roll; it never fails an append. Without a snapshot source the log still rolls (so segments stay near the
+ * threshold in size) but deletes nothing.
  *
  * <h2>Recovery</h2>
  * {@link #open} deletes leftover {@code .tmp} files, streams the newest snapshot into the
@@ -88,8 +92,9 @@ import org.slf4j.LoggerFactory;
  * length, record running past the end of the file, checksum mismatch) is a torn write, dropped with a warning
  * and truncated away, only when it is in the last segment and no well-formed record (plausible length, matching
  * checksum) starts anywhere after it; a torn write can only hit the unacknowledged tail, so no acknowledged
- * record is lost. Any other damage, and any damaged header, is a {@link CorruptLogException} naming the file and
- * byte offset. Segments and snapshots made obsolete by the newest snapshot are deleted. The sink's state is
+ * record is lost. (The one damage this cannot tell from a torn write is damage to the very last record, with
+ * nothing valid after it: that record is dropped with the warning.) Any other damage, and any damaged header, is
+ * a {@link CorruptLogException} naming the file and byte offset; the files are then left untouched. Segments and snapshots made obsolete by the newest snapshot are deleted. The sink's state is
  * meaningless if {@code open} throws.
  */
 final class DurableLog implements AutoCloseable {
