@@ -94,7 +94,8 @@ import org.slf4j.LoggerFactory;
  * checksum) starts anywhere after it; a torn write can only hit the unacknowledged tail, so no acknowledged
  * record is lost. (The one damage this cannot tell from a torn write is damage to the very last record, with
  * nothing valid after it: that record is dropped with the warning.) Any other damage, and any damaged header, is
- * a {@link CorruptLogException} naming the file and byte offset; the files are then left untouched. Segments and snapshots made obsolete by the newest snapshot are deleted. The sink's state is
+ * a {@link CorruptLogException} naming the file and byte offset; nothing but leftover {@code .tmp} files is
+ * then deleted or truncated. Segments and snapshots made obsolete by the newest snapshot are deleted. The sink's state is
  * meaningless if {@code open} throws.
  */
 final class DurableLog implements AutoCloseable {
