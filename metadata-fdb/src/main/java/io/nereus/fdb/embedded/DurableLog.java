@@ -95,8 +95,8 @@ import org.slf4j.LoggerFactory;
  * record is lost. (The one damage this cannot tell from a torn write is damage to the very last record, with
  * nothing valid after it: that record is dropped with the warning.) Any other damage, and any damaged header, is
  * a {@link CorruptLogException} naming the file and byte offset; nothing but leftover {@code .tmp} files is
- * then deleted or truncated. Segments and snapshots made obsolete by the newest snapshot are deleted. The sink's state is
- * meaningless if {@code open} throws.
+ * then deleted or truncated. After a successful replay, segments and snapshots made obsolete by the newest
+ * snapshot are deleted. The sink's state is meaningless if {@code open} throws.
  */
 final class DurableLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DurableLog.class);
