@@ -107,8 +107,9 @@ final class DurableLog implements AutoCloseable {
     @FunctionalInterface
     interface TestHook {
         /**
-         * Called at {@code "before-write"} (flusher, before each batch is written) and at
-         * {@code "snapshot-written"} and {@code "snapshot-renamed"} (compaction thread).
+         * Called at {@code "before-write"} (flusher, before each batch is written), at {@code "snapshot-written"}
+         * and {@code "snapshot-renamed"} (compaction thread), and at {@code "closing"} (once {@link #close()} has
+         * marked the log closed; an exception there is ignored).
          */
         void reached(String point) throws IOException;
     }
@@ -308,6 +309,11 @@ final class DurableLog implements AutoCloseable {
                 queued.signalAll();
             } finally {
                 queueLock.unlock();
+            }
+            try {
+                hook("closing");
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("Test hook failed at closing", e);
             }
         }
         Thread me = Thread.currentThread();

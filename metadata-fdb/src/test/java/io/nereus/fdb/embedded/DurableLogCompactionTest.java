@@ -171,7 +171,13 @@ class DurableLogCompactionTest {
         Path dir = tmp.resolve("log");
         DurableLogTestModel model = new DurableLogTestModel();
         CountDownLatch writing = new CountDownLatch(1);
+        CountDownLatch closing = new CountDownLatch(1);
         DurableLog log = DurableLog.open(dir, OPTIONS, model);
+        log.testHook = point -> {
+            if (point.equals("closing")) {
+                closing.countDown();
+            }
+        };
         log.setSnapshotSource(at -> new StateSnapshot() {
             @Override
             public Iterator<Map.Entry<byte[], byte[]>> entries() {
@@ -185,8 +191,13 @@ class DurableLogCompactionTest {
 
                     @Override
                     public Map.Entry<byte[], byte[]> next() {
-                        if (next == 5000) {
+                        if (next == 5000) { // a snapshot write is under way: hold it until close() has begun
                             writing.countDown();
+                            try {
+                                assertThat(closing.await(30, TimeUnit.SECONDS)).isTrue();
+                            } catch (InterruptedException e) {
+                                throw new IllegalStateException(e);
+                            }
                         }
                         return Map.entry(ByteBuffer.allocate(8).putLong(next++).array(), new byte[0]);
                     }
