@@ -283,7 +283,7 @@ final class EmbeddedEngine {
 
             @Override
             public Iterator<Map.Entry<byte[], byte[]>> entries() {
-                return store.range(Bytes.EMPTY, new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff}, pinned, false);
+                return store.range(Bytes.EMPTY, null, pinned, false);
             }
 
             @Override

@@ -100,6 +100,7 @@ final class RangeRead implements AsyncIterable<KeyValue> {
         private boolean cancelled;
         private int iteration;
         private CompletableFuture<Boolean> fetching;
+        private Throwable error;
 
         Iter(Cursor cursor) {
             this.cursor = cursor;
@@ -107,13 +108,25 @@ final class RangeRead implements AsyncIterable<KeyValue> {
         }
 
         private synchronized void fetch() {
-            fetching = tr.readBatch(cursor, batchSize(iteration++)).thenApply(b -> {
+            CompletableFuture<Boolean> promise = new CompletableFuture<>();
+            fetching = promise;
+            tr.readBatch(cursor, batchSize(iteration++)).whenComplete((b, t) -> {
+                boolean more;
                 synchronized (Iter.this) {
-                    chunk = new ArrayList<>(b.rows());
-                    index = 0;
-                    done = b.done();
                     fetching = null;
-                    return !chunk.isEmpty();
+                    if (t != null) {
+                        error = t;
+                    } else {
+                        chunk = b.rows();
+                        index = 0;
+                        done = b.done();
+                    }
+                    more = index < chunk.size();
+                }
+                if (t != null) {
+                    promise.completeExceptionally(t);
+                } else {
+                    promise.complete(more);
                 }
             });
         }
@@ -125,6 +138,9 @@ final class RangeRead implements AsyncIterable<KeyValue> {
             }
             if (fetching != null) {
                 return fetching;
+            }
+            if (error != null) {
+                return CompletableFuture.failedFuture(error);
             }
             if (index < chunk.size()) {
                 return CompletableFuture.completedFuture(true);

@@ -149,14 +149,14 @@ final class VersionedStore {
     }
 
     /**
-     * The keys and values in {@code [begin, end)} present at {@code version}, lazily, in ascending or
+     * The keys and values in {@code [begin, end)} ({@code end == null}: to the end) present at {@code version}, lazily, in ascending or
      * descending order. The iterator stays valid while writers run: it sees each key as of {@code version}.
      */
     Iterator<Map.Entry<byte[], byte[]>> range(byte[] begin, byte[] end, long version, boolean reverse) {
-        if (Bytes.compare(begin, end) >= 0) {
+        if (end != null && Bytes.compare(begin, end) >= 0) {
             return java.util.Collections.emptyIterator();
         }
-        NavigableMap<byte[], Chain> sub = keys.subMap(begin, true, end, false);
+        NavigableMap<byte[], Chain> sub = end == null ? keys.tailMap(begin, true) : keys.subMap(begin, true, end, false);
         Iterator<Map.Entry<byte[], Chain>> it = (reverse ? sub.descendingMap() : sub).entrySet().iterator();
         return new Iterator<>() {
             private Map.Entry<byte[], byte[]> next = advance();
