@@ -13,6 +13,7 @@ import java.util.Optional;
  *   <li>{@link Publish}: write {@code record}, store {@code nextGeneration} as the new GENSEQ value, and move
  *       {@code retire} (the sources, now RETIRED) from INDEX to RETIRED when the publication is in the
  *       sources' view. A TOPIC_COMPACTED publication leaves its COMMITTED sources in place;</li>
+ *   <li>{@link AlreadyPublished}: a retried attempt finds its own earlier success;</li>
  *   <li>{@link SourceChanged}: a source is gone, not COMMITTED or changed since the materializer read it,
  *       or the sources do not exactly cover the range; the object is garbage;</li>
  *   <li>{@link NotCommitted}, {@link Trimmed}: the range is no longer (or not yet) committed and untrimmed;</li>
@@ -28,6 +29,13 @@ public sealed interface PublicationOutcome {
             Objects.requireNonNull(nextGeneration, "nextGeneration");
             retire = List.copyOf(retire);
         }
+    }
+
+    /**
+     * This exact publication is already in the index (an earlier attempt committed but its result was
+     * unknown, error 1021); nothing to write.
+     */
+    record AlreadyPublished(IndexRecord record) implements PublicationOutcome {
     }
 
     record SourceChanged(IndexKey source, String reason) implements PublicationOutcome {
@@ -52,15 +60,23 @@ public sealed interface PublicationOutcome {
      * @param genSeq        the stored next generation id of (stream, request.view), empty when none was allocated
      * @param currentSources the records now stored under each source key of the request, in the same order
      *                      (empty when the key is gone from the lookup space)
+     * @param recordsAtEnd  the records of (stream, request.view) whose end offset is the request's end, in the
+     *                      lookup space; used to recognise a retried publication that already committed
      */
     static PublicationOutcome decide(StreamHead head, Optional<GenerationId> genSeq,
-            List<Optional<IndexRecord>> currentSources, PublicationRequest request) {
+            List<Optional<IndexRecord>> currentSources, List<IndexRecord> recordsAtEnd, PublicationRequest request) {
         Objects.requireNonNull(head, "head");
         Objects.requireNonNull(genSeq, "genSeq");
         Objects.requireNonNull(request, "request");
         if (currentSources.size() != request.sources().size()) {
             throw new IllegalArgumentException("expected " + request.sources().size() + " source reads, got "
                     + currentSources.size());
+        }
+        for (IndexRecord r : recordsAtEnd) {
+            if (!r.generation().isAppend() && r.view() == request.view() && r.range().equals(request.range())
+                    && r.target().equals(request.target()) && r.checksum().equals(request.checksum())) {
+                return new AlreadyPublished(r);
+            }
         }
         if (head.state() == StreamState.DELETING) {
             return new NotAccepting(head.state());

@@ -11,6 +11,7 @@ class PublicationOutcomeTest {
     private static final StreamId S = StreamId.of(11);
     private static final StreamHead HEAD = StreamHead.initial().withNewWriter("b")
             .withCommitted(OffsetRange.of(0, 30), 300);
+    private static final List<IndexRecord> NONE_AT_END = List.of();
     private static final ObjectTarget OBJ = new ObjectTarget("obj/11/a", 0, 300, 400, "v1");
 
     private static IndexRecord gen0(long start, long end) {
@@ -32,7 +33,7 @@ class PublicationOutcomeTest {
     void publish_allocatesGenerationAndRetiresSameViewSources() {
         IndexRecord a = gen0(0, 10);
         IndexRecord b = gen0(10, 20);
-        PublicationOutcome o = PublicationOutcome.decide(HEAD, Optional.empty(), present(a, b),
+        PublicationOutcome o = PublicationOutcome.decide(HEAD, Optional.empty(), present(a, b), NONE_AT_END,
                 request(ReadView.COMMITTED, 0, 20, a, b));
         assertThat(o).isInstanceOf(PublicationOutcome.Publish.class);
         PublicationOutcome.Publish p = (PublicationOutcome.Publish) o;
@@ -43,15 +44,26 @@ class PublicationOutcomeTest {
         assertThat(p.retire()).extracting(IndexRecord::state).containsOnly(IndexRecordState.RETIRED);
         assertThat(p.retire()).extracting(IndexRecord::range).containsExactly(a.range(), b.range());
 
-        PublicationOutcome again = PublicationOutcome.decide(HEAD, Optional.of(GenerationId.of(7)), present(a, b),
+        PublicationOutcome again = PublicationOutcome.decide(HEAD, Optional.of(GenerationId.of(7)), present(a, b), NONE_AT_END,
                 request(ReadView.COMMITTED, 0, 20, a, b));
         assertThat(((PublicationOutcome.Publish) again).record().generation()).isEqualTo(GenerationId.of(7));
     }
 
     @Test
+    void retriedPublication_findsItsEarlierSuccess() {
+        IndexRecord a = gen0(0, 10);
+        PublicationRequest req = request(ReadView.COMMITTED, 0, 10, a);
+        PublicationOutcome.Publish first = (PublicationOutcome.Publish) PublicationOutcome.decide(HEAD, Optional.empty(),
+                present(a), NONE_AT_END, req);
+        PublicationOutcome retry = PublicationOutcome.decide(HEAD, Optional.of(first.nextGeneration()),
+                List.of(Optional.empty()), List.of(first.record()), req);
+        assertThat(retry).isEqualTo(new PublicationOutcome.AlreadyPublished(first.record()));
+    }
+
+    @Test
     void compactedPublication_keepsCommittedSources() {
         IndexRecord a = gen0(0, 10);
-        PublicationOutcome o = PublicationOutcome.decide(HEAD, Optional.empty(), present(a),
+        PublicationOutcome o = PublicationOutcome.decide(HEAD, Optional.empty(), present(a), NONE_AT_END,
                 request(ReadView.TOPIC_COMPACTED, 0, 10, a));
         assertThat(((PublicationOutcome.Publish) o).retire()).isEmpty();
         assertThat(((PublicationOutcome.Publish) o).record().view()).isEqualTo(ReadView.TOPIC_COMPACTED);
@@ -62,15 +74,15 @@ class PublicationOutcomeTest {
         IndexRecord a = gen0(0, 10);
         IndexRecord b = gen0(10, 20);
         PublicationRequest req = request(ReadView.COMMITTED, 0, 20, a, b);
-        assertThat(PublicationOutcome.decide(HEAD, Optional.empty(), List.of(Optional.of(a), Optional.empty()), req))
+        assertThat(PublicationOutcome.decide(HEAD, Optional.empty(), List.of(Optional.of(a), Optional.empty()), NONE_AT_END, req))
                 .isEqualTo(new PublicationOutcome.SourceChanged(IndexKey.of(b), "gone from the lookup space"));
-        assertThat(PublicationOutcome.decide(HEAD, Optional.empty(), present(a, b.withState(IndexRecordState.QUARANTINED)), req))
+        assertThat(PublicationOutcome.decide(HEAD, Optional.empty(), present(a, b.withState(IndexRecordState.QUARANTINED)), NONE_AT_END, req))
                 .isEqualTo(new PublicationOutcome.SourceChanged(IndexKey.of(b), "is QUARANTINED"));
         PublicationRequest gap = request(ReadView.COMMITTED, 0, 20, a, gen0(11, 20));
-        assertThat(PublicationOutcome.decide(HEAD, Optional.empty(), present(a, gen0(11, 20)), gap))
+        assertThat(PublicationOutcome.decide(HEAD, Optional.empty(), present(a, gen0(11, 20)), NONE_AT_END, gap))
                 .isInstanceOf(PublicationOutcome.SourceChanged.class);
         PublicationRequest shortSources = request(ReadView.COMMITTED, 0, 20, a);
-        assertThat(PublicationOutcome.decide(HEAD, Optional.empty(), present(a), shortSources))
+        assertThat(PublicationOutcome.decide(HEAD, Optional.empty(), present(a), NONE_AT_END, shortSources))
                 .isEqualTo(new PublicationOutcome.SourceChanged(IndexKey.of(a), "sources end at 10, not at 20"));
     }
 
@@ -78,14 +90,14 @@ class PublicationOutcomeTest {
     void headRefusals() {
         IndexRecord a = gen0(0, 10);
         PublicationRequest req = request(ReadView.COMMITTED, 0, 10, a);
-        assertThat(PublicationOutcome.decide(HEAD.withTrimOffset(5), Optional.empty(), present(a), req))
+        assertThat(PublicationOutcome.decide(HEAD.withTrimOffset(5), Optional.empty(), present(a), NONE_AT_END, req))
                 .isEqualTo(new PublicationOutcome.Trimmed(5));
         StreamHead short5 = new StreamHead(StreamState.OPEN, 5, 0, 1, 1, Optional.of("b"), 0);
-        assertThat(PublicationOutcome.decide(short5, Optional.empty(), present(a), req))
+        assertThat(PublicationOutcome.decide(short5, Optional.empty(), present(a), NONE_AT_END, req))
                 .isEqualTo(new PublicationOutcome.NotCommitted(5));
-        assertThat(PublicationOutcome.decide(HEAD.withState(StreamState.DELETING), Optional.empty(), present(a), req))
+        assertThat(PublicationOutcome.decide(HEAD.withState(StreamState.DELETING), Optional.empty(), present(a), NONE_AT_END, req))
                 .isEqualTo(new PublicationOutcome.NotAccepting(StreamState.DELETING));
-        assertThat(PublicationOutcome.decide(HEAD.withState(StreamState.SEALED), Optional.empty(), present(a), req))
+        assertThat(PublicationOutcome.decide(HEAD.withState(StreamState.SEALED), Optional.empty(), present(a), NONE_AT_END, req))
                 .isInstanceOf(PublicationOutcome.Publish.class);
     }
 
@@ -96,7 +108,7 @@ class PublicationOutcomeTest {
         IndexRecord otherStream = new IndexRecord(StreamId.of(12), ReadView.COMMITTED, OffsetRange.of(0, 10), GenerationId.APPEND,
                 IndexRecordState.COMMITTED, new WalTarget(1, 0, 0), Checksum.crc32c(0), 10, 10, 0);
         assertThatThrownBy(() -> request(ReadView.COMMITTED, 0, 10, otherStream)).hasMessageContaining("not a COMMITTED-view record");
-        assertThatThrownBy(() -> PublicationOutcome.decide(HEAD, Optional.empty(), List.of(), request(ReadView.COMMITTED, 0, 10, a)))
+        assertThatThrownBy(() -> PublicationOutcome.decide(HEAD, Optional.empty(), List.of(), NONE_AT_END, request(ReadView.COMMITTED, 0, 10, a)))
                 .hasMessageContaining("source reads");
     }
 }
