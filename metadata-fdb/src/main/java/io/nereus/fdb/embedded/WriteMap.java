@@ -167,6 +167,9 @@ final class WriteMap {
         if (range.isEmpty()) {
             return List.of();
         }
+        if (points.isEmpty() && clears.isEmpty()) {
+            return List.of(range);
+        }
         List<KeyRange> out = new ArrayList<>();
         byte[] cursor = range.begin();
         Map.Entry<byte[], byte[]> c = clears.floorEntry(cursor);
