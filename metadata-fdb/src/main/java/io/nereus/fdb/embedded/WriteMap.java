@@ -175,6 +175,9 @@ final class WriteMap {
         Map.Entry<byte[], byte[]> c = clears.floorEntry(cursor);
         if (c != null && Bytes.compare(c.getValue(), cursor) > 0) {
             cursor = c.getValue();
+            if (Bytes.compare(cursor, range.end()) >= 0) {
+                return List.of();
+            }
         }
         Iterator<Map.Entry<byte[], byte[]>> clearIt = clears.subMap(cursor, true, range.end(), false)
                 .entrySet().iterator();
