@@ -9,13 +9,14 @@ final class Bytes {
     static final byte[] EMPTY = new byte[0];
     static final byte[] SYSTEM_PREFIX = {(byte) 0xff};
     static final byte[] SPECIAL_PREFIX = {(byte) 0xff, (byte) 0xff};
-    static final Comparator<byte[]> ORDER = ByteArrayUtil::compareUnsigned;
+    /** Unsigned lexicographic order; {@link Arrays#compareUnsigned} is a JIT intrinsic (vectorized mismatch). */
+    static final Comparator<byte[]> ORDER = Arrays::compareUnsigned;
 
     private Bytes() {
     }
 
     static int compare(byte[] a, byte[] b) {
-        return ByteArrayUtil.compareUnsigned(a, b);
+        return Arrays.compareUnsigned(a, b);
     }
 
     /** The first key after {@code key}: {@code key + 0x00}. */

@@ -18,7 +18,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -150,7 +151,13 @@ public final class EmbeddedFdb implements Database {
             this.executor = b.executor;
             this.ownedExecutor = null;
         } else {
-            this.ownedExecutor = Executors.newCachedThreadPool(daemon("embedded-fdb-" + id + "-"));
+            this.ownedExecutor = new ForkJoinPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                    pool -> {
+                        ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+                        t.setName("embedded-fdb-" + id + "-" + t.getPoolIndex());
+                        t.setDaemon(true);
+                        return t;
+                    }, null, true);
             this.executor = ownedExecutor;
         }
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("embedded-fdb-" + id + "-timer"));

@@ -167,11 +167,17 @@ final class WriteMap {
         if (range.isEmpty()) {
             return List.of();
         }
+        if (points.isEmpty() && clears.isEmpty()) {
+            return List.of(range);
+        }
         List<KeyRange> out = new ArrayList<>();
         byte[] cursor = range.begin();
         Map.Entry<byte[], byte[]> c = clears.floorEntry(cursor);
         if (c != null && Bytes.compare(c.getValue(), cursor) > 0) {
             cursor = c.getValue();
+            if (Bytes.compare(cursor, range.end()) >= 0) {
+                return List.of();
+            }
         }
         Iterator<Map.Entry<byte[], byte[]>> clearIt = clears.subMap(cursor, true, range.end(), false)
                 .entrySet().iterator();
