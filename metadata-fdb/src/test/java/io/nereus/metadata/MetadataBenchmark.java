@@ -1,0 +1,115 @@
+package io.nereus.metadata;
+
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.fdb.embedded.EmbeddedFdb;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Throughput of the metadata operations on an in-memory EmbeddedFdb: batch commits of 1 and of 100 streams
+ * per transaction (one committer, each commit awaited, as the WAL writer applies commits in order), and
+ * generation-index lookups (1 and 8 concurrent readers) over a stream of 10,000 records. Not a test: run it
+ * with the command in docs/benchmarks.md.
+ */
+public final class MetadataBenchmark {
+    private MetadataBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3.0;
+        System.out.printf("Metadata benchmark on in-memory EmbeddedFdb: %d cores, %.1f s per measurement%n",
+                Runtime.getRuntime().availableProcessors(), seconds);
+        commits(1, 1.0, false);
+        commits(1, seconds, true);
+        commits(100, seconds, true);
+        lookups(1, 1.0, false);
+        lookups(1, seconds, true);
+        lookups(8, seconds, true);
+    }
+
+    private static MetadataStore open(EmbeddedFdb db) throws Exception {
+        NereusKeyspace ks = new NereusKeyspace(new Subspace(Tuple.from("nereus", "bench")));
+        return MetadataStore.open(db, ks, db.getExecutor()).get(30, TimeUnit.SECONDS);
+    }
+
+    private static void commits(int streams, double seconds, boolean report) throws Exception {
+        try (EmbeddedFdb db = EmbeddedFdb.inMemory()) {
+            MetadataStore store = open(db);
+            List<StreamId> ids = new ArrayList<>();
+            List<Long> epochs = new ArrayList<>();
+            for (int i = 0; i < streams; i++) {
+                StreamId s = store.openStream("bench-" + i).get().streamId();
+                ids.add(s);
+                epochs.add(store.acquireWriter(s, "bench").get().writerEpoch());
+            }
+            long[] ends = new long[streams];
+            long batches = 0;
+            long deadline = System.nanoTime() + (long) (seconds * 1e9);
+            long start = System.nanoTime();
+            while (System.nanoTime() < deadline) {
+                List<StreamAppend> batch = new ArrayList<>(streams);
+                for (int i = 0; i < streams; i++) {
+                    batch.add(new StreamAppend(ids.get(i), epochs.get(i), OffsetRange.of(ends[i], ends[i] + 1),
+                            new WalTarget(1 + batches / 10_000, batches % 10_000, i), Checksum.crc32c(batches), 1, 1024));
+                    ends[i]++;
+                }
+                CommitResult r = store.commit(batch).get(30, TimeUnit.SECONDS);
+                if (!(r instanceof CommitResult.Committed)) {
+                    throw new IllegalStateException("benchmark commit refused: " + r);
+                }
+                batches++;
+            }
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            if (report) {
+                System.out.printf("commit, %3d streams per transaction: %,8.0f transactions/s, %,10.0f stream appends/s%n",
+                        streams, batches / elapsed, batches * streams / elapsed);
+            }
+        }
+    }
+
+    private static void lookups(int readers, double seconds, boolean report) throws Exception {
+        int records = 10_000;
+        try (EmbeddedFdb db = EmbeddedFdb.inMemory()) {
+            MetadataStore store = open(db);
+            StreamId s = store.openStream("lookup").get().streamId();
+            long epoch = store.acquireWriter(s, "bench").get().writerEpoch();
+            for (int i = 0; i < records; i++) {
+                store.commit(List.of(new StreamAppend(s, epoch, OffsetRange.of(4L * i, 4L * i + 4),
+                        new WalTarget(1, i, 0), Checksum.crc32c(i), 4, 4096))).get(30, TimeUnit.SECONDS);
+            }
+            long deadline = System.nanoTime() + (long) (seconds * 1e9);
+            long start = System.nanoTime();
+            List<CompletableFuture<Long>> workers = new ArrayList<>();
+            ExecutorService pool = Executors.newFixedThreadPool(readers);
+            for (int w = 0; w < readers; w++) {
+                SplittableRandom rnd = new SplittableRandom(w);
+                workers.add(CompletableFuture.supplyAsync(() -> {
+                    long n = 0;
+                    while (System.nanoTime() < deadline) {
+                        IndexLookup l = store.lookup(s, ReadView.COMMITTED, rnd.nextLong(4L * records)).join();
+                        if (!(l instanceof IndexLookup.Resolved)) {
+                            throw new IllegalStateException("benchmark lookup did not resolve: " + l);
+                        }
+                        n++;
+                    }
+                    return n;
+                }, pool));
+            }
+            long total = 0;
+            for (CompletableFuture<Long> w : workers) {
+                total += w.get();
+            }
+            pool.shutdown();
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            if (report) {
+                System.out.printf("lookup, %d reader(s), %,d records: %,8.0f lookups/s%n", readers, records, total / elapsed);
+            }
+        }
+    }
+}
