@@ -10,7 +10,9 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+@Timeout(120)
 class CursorStoreTest {
     private final StoreFixture f = new StoreFixture();
     private final CursorStore cursors = f.cursors;

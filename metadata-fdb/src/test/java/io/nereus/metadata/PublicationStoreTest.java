@@ -11,7 +11,9 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+@Timeout(120)
 class PublicationStoreTest {
     private final StoreFixture f = new StoreFixture();
     private final MetadataStore store = f.store;
@@ -96,7 +98,7 @@ class PublicationStoreTest {
 
     @Test
     void publish_retriedAfterUnknownResult_isAlreadyPublishedAndAllocatesOnce() {
-        f.db.injectCommitFaults(CommitFault.UNKNOWN_RESULT_APPLIED, 1);
+        f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_APPLIED, 1);
         PublicationOutcome o = await(store.publish(request(ReadView.COMMITTED, "obj-1", 0, 8)));
         assertThat(o).isInstanceOf(PublicationOutcome.AlreadyPublished.class);
         assertThat(((PublicationOutcome.AlreadyPublished) o).record().generation()).isEqualTo(GenerationId.of(1));

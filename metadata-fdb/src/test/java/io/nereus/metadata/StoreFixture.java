@@ -1,22 +1,54 @@
 package io.nereus.metadata;
 
+import com.apple.foundationdb.Database;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.fdb.FdbDatabases;
 import io.nereus.fdb.embedded.EmbeddedFdb;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 
-/** An in-memory EmbeddedFdb with a MetadataStore on it, for the operation tests. */
+/**
+ * A MetadataStore for the operation tests: on an in-memory EmbeddedFdb, or, when the system property
+ * {@code nereus.fdb.clusterFile} names a cluster file, on that real cluster under a fresh root that is
+ * cleared on close. Tests that inject faults call {@link #embedded()} and are skipped on a real cluster.
+ */
 final class StoreFixture implements AutoCloseable {
-    final EmbeddedFdb db = EmbeddedFdb.inMemory();
-    final NereusKeyspace ks = new NereusKeyspace(new Subspace(Tuple.from("nereus", "test")));
-    final MetadataStore store = await(MetadataStore.open(db, ks, db.getExecutor()));
-    final CursorStore cursors = new CursorStore(store);
+    final Database db;
+    final NereusKeyspace ks;
+    final MetadataStore store;
+    final CursorStore cursors;
+
+    StoreFixture() {
+        String clusterFile = System.getProperty("nereus.fdb.clusterFile", "");
+        boolean real = !clusterFile.isBlank() && !clusterFile.startsWith("${");
+        db = real ? FdbDatabases.open(Optional.of(Path.of(clusterFile)), Optional.empty()) : EmbeddedFdb.inMemory();
+        ks = new NereusKeyspace(new Subspace(Tuple.from("nereus-test", UUID.randomUUID().toString())));
+        store = await(MetadataStore.open(db, ks, executor()));
+        cursors = new CursorStore(store);
+    }
+
+    Executor executor() {
+        return db instanceof EmbeddedFdb e ? e.getExecutor() : ForkJoinPool.commonPool();
+    }
+
+    /** The EmbeddedFdb under test; skips the calling test on a real cluster. */
+    EmbeddedFdb embedded() {
+        Assumptions.assumeTrue(db instanceof EmbeddedFdb, "needs EmbeddedFdb fault injection");
+        return (EmbeddedFdb) db;
+    }
 
     static <T> T await(CompletableFuture<T> f) {
         try {
             return f.get(30, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException re) {
                 throw re;
             }
@@ -26,11 +58,11 @@ final class StoreFixture implements AutoCloseable {
         }
     }
 
-    /** A created stream with writer "w" acquired: its head (epoch in writerEpoch()). */
     StreamId newStream(String name) {
         return await(store.openStream(name)).streamId();
     }
 
+    /** Acquires writer "w" for {@code s} and returns its epoch. */
     long acquire(StreamId s) {
         return await(store.acquireWriter(s, "w")).writerEpoch();
     }
@@ -42,6 +74,12 @@ final class StoreFixture implements AutoCloseable {
 
     @Override
     public void close() {
+        if (!(db instanceof EmbeddedFdb)) {
+            db.run(tr -> {
+                tr.clear(ks.root().range());
+                return null;
+            });
+        }
         db.close();
     }
 }
