@@ -333,7 +333,7 @@ public final class MetadataStore {
     /**
      * Publishes a materialized representation in one transaction (see {@link PublicationOutcome#decide}):
      * validates head and sources, allocates the next generation id of (stream, view), writes the COMMITTED
-     * record and moves same-view sources to RETIRED. Of two publications racing for the same sources exactly
+     * record and moves same-view sources and superseded records of the view to RETIRED. Of two publications racing for the same sources exactly
      * one commits; the other is retried by the runner and then sees {@link PublicationOutcome.SourceChanged}.
      *
      * @return a future failing with {@link UnknownStreamException} when the stream has no head
@@ -342,12 +342,12 @@ public final class MetadataStore {
         return guard(() -> {
             Objects.requireNonNull(request, "request");
             StreamId stream = request.stream();
-            var atEndRange = ks.indexEndOffsetRange(stream, request.view(),
-                    new OffsetRange(request.range().end(), request.range().end() + 1));
+            var inRange = ks.indexEndOffsetRange(stream, request.view(),
+                    new OffsetRange(request.range().start() + 1, request.range().end() + 1));
             return db.runAsync(tr -> {
                 CompletableFuture<Optional<StreamHead>> head = readHead(tr, stream);
                 CompletableFuture<byte[]> genSeq = tr.get(ks.genSeqKey(stream, request.view()));
-                CompletableFuture<List<KeyValue>> atEnd = tr.getRange(atEndRange).asList();
+                CompletableFuture<List<KeyValue>> sameView = tr.getRange(inRange).asList();
                 List<CompletableFuture<byte[]>> sources = new ArrayList<>();
                 for (PublicationRequest.SourceRef s : request.sources()) {
                     sources.add(tr.get(ks.indexKey(s.key())));
@@ -355,7 +355,7 @@ public final class MetadataStore {
                 List<CompletableFuture<?>> all = new ArrayList<>(sources);
                 all.add(head);
                 all.add(genSeq);
-                all.add(atEnd);
+                all.add(sameView);
                 return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
                     StreamHead h = head.join().orElseThrow(() -> new UnknownStreamException(stream));
                     Optional<GenerationId> seq = Optional.ofNullable(genSeq.join())
@@ -366,7 +366,7 @@ public final class MetadataStore {
                         current.add(Optional.ofNullable(sources.get(i).join())
                                 .map(b -> IndexRecordCodec.INSTANCE.decode(k, b)));
                     }
-                    PublicationOutcome o = PublicationOutcome.decide(h, seq, current, decodeIndex(atEnd.join()), request);
+                    PublicationOutcome o = PublicationOutcome.decide(h, seq, current, decodeIndex(sameView.join()), request);
                     if (o instanceof PublicationOutcome.Publish p) {
                         tr.set(ks.indexKey(IndexKey.of(p.record())), IndexRecordCodec.INSTANCE.encode(p.record()));
                         tr.set(ks.genSeqKey(stream, request.view()), GenerationSeqCodec.INSTANCE.encode(p.nextGeneration()));

@@ -11,8 +11,9 @@ import java.util.Optional;
  *
  * <ul>
  *   <li>{@link Publish}: write {@code record}, store {@code nextGeneration} as the new GENSEQ value, and move
- *       {@code retire} (the sources, now RETIRED) from INDEX to RETIRED when the publication is in the
- *       sources' view. A TOPIC_COMPACTED publication leaves its COMMITTED sources in place;</li>
+ *       {@code retire} from INDEX to RETIRED: the sources when the publication is in their (COMMITTED) view,
+ *       and any record of the publication's view lying wholly inside its range (superseded). A
+ *       TOPIC_COMPACTED publication leaves its COMMITTED sources in place;</li>
  *   <li>{@link AlreadyPublished}: a retried attempt finds its own earlier success;</li>
  *   <li>{@link SourceChanged}: a source is gone, not COMMITTED or changed since the materializer read it,
  *       or the sources do not exactly cover the range; the object is garbage;</li>
@@ -60,11 +61,13 @@ public sealed interface PublicationOutcome {
      * @param genSeq        the stored next generation id of (stream, request.view), empty when none was allocated
      * @param currentSources the records now stored under each source key of the request, in the same order
      *                      (empty when the key is gone from the lookup space)
-     * @param recordsAtEnd  the records of (stream, request.view) whose end offset is the request's end, in the
-     *                      lookup space; used to recognise a retried publication that already committed
+     * @param sameViewInRange the records of (stream, request.view) in the lookup space whose end offset lies in
+     *                      {@code (range.start, range.end]}: used to recognise a retried publication that already
+     *                      committed, and to retire the records of that view the new one supersedes (those lying
+     *                      wholly inside the range, e.g. an older TOPIC_COMPACTED projection of it)
      */
     static PublicationOutcome decide(StreamHead head, Optional<GenerationId> genSeq,
-            List<Optional<IndexRecord>> currentSources, List<IndexRecord> recordsAtEnd, PublicationRequest request) {
+            List<Optional<IndexRecord>> currentSources, List<IndexRecord> sameViewInRange, PublicationRequest request) {
         Objects.requireNonNull(head, "head");
         Objects.requireNonNull(genSeq, "genSeq");
         Objects.requireNonNull(request, "request");
@@ -72,7 +75,7 @@ public sealed interface PublicationOutcome {
             throw new IllegalArgumentException("expected " + request.sources().size() + " source reads, got "
                     + currentSources.size());
         }
-        for (IndexRecord r : recordsAtEnd) {
+        for (IndexRecord r : sameViewInRange) {
             if (!r.generation().isAppend() && r.view() == request.view() && r.range().equals(request.range())
                     && r.target().equals(request.target()) && r.checksum().equals(request.checksum())) {
                 return new AlreadyPublished(r);
@@ -118,6 +121,13 @@ public sealed interface PublicationOutcome {
         if (expectedStart != request.range().end()) {
             return new SourceChanged(request.sources().get(request.sources().size() - 1).key(),
                     "sources end at " + expectedStart + ", not at " + request.range().end());
+        }
+        java.util.Set<IndexKey> sourceKeys = new java.util.HashSet<>();
+        request.sources().forEach(ref -> sourceKeys.add(ref.key()));
+        for (IndexRecord r : sameViewInRange) {
+            if (r.view() == request.view() && request.range().contains(r.range()) && !sourceKeys.contains(IndexKey.of(r))) {
+                retire.add(r.withState(IndexRecordState.RETIRED));
+            }
         }
         GenerationId generation = genSeq.orElse(FIRST_MATERIALIZED);
         if (generation.value() < FIRST_MATERIALIZED.value()) {

@@ -119,6 +119,16 @@ class PublicationStoreTest {
     }
 
     @Test
+    void recompaction_retiresTheCompactedRecordsItSupersedes() {
+        IndexRecord first = ((PublicationOutcome.Publish) await(store.publish(request(ReadView.TOPIC_COMPACTED, "c-1", 0, 8)))).record();
+        IndexRecord second = ((PublicationOutcome.Publish) await(store.publish(request(ReadView.TOPIC_COMPACTED, "c-2", 0, 12)))).record();
+        assertThat(second.generation()).isGreaterThan(first.generation());
+        assertThat(await(store.indexRecords(s, ReadView.TOPIC_COMPACTED))).containsExactly(second);
+        assertThat(await(store.retiredRecords(s, 10))).extracting(IndexRecord::target).contains(first.target());
+        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).hasSize(3);
+    }
+
+    @Test
     void publish_unknownStream_fails() {
         PublicationRequest req = request(ReadView.COMMITTED, "obj-1", 0, 4);
         PublicationRequest other = new PublicationRequest(StreamId.of(99), ReadView.COMMITTED, req.range(),
