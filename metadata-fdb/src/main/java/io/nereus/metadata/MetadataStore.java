@@ -478,6 +478,44 @@ public final class MetadataStore {
         });
     }
 
+    // ---- garbage collection ----
+
+    /**
+     * Forgets retired records whose physical targets the garbage collector has deleted. Only RETIRED keys are
+     * touched; a key still in the lookup space is left alone. Idempotent.
+     */
+    public CompletableFuture<Void> forgetRetired(List<IndexKey> keys) {
+        return guard(() -> {
+            List<byte[]> retiredKeys = keys.stream().map(ks::retiredKey).toList();
+            return db.runAsync(tr -> {
+                retiredKeys.forEach(tr::clear);
+                return CompletableFuture.completedFuture((Void) null);
+            }, executor);
+        });
+    }
+
+    /**
+     * Removes every key of a deleted stream (head, index, retired records, intents, cursors, properties)
+     * once its data is gone. Refused (false, nothing removed) unless the head is DELETING and no retired
+     * record is left for the garbage collector.
+     */
+    public CompletableFuture<Boolean> purgeStream(StreamId stream) {
+        return guard(() -> db.runAsync(tr -> {
+            CompletableFuture<Optional<StreamHead>> head = readHead(tr, stream);
+            CompletableFuture<List<KeyValue>> retired = tr.getRange(ks.retiredRange(stream), 1).asList();
+            return head.thenCombine(retired, (h, r) -> {
+                if (h.isEmpty()) {
+                    return true;
+                }
+                if (h.get().state() != StreamState.DELETING || !r.isEmpty()) {
+                    return false;
+                }
+                tr.clear(ks.streamRange(stream));
+                return true;
+            });
+        }, executor));
+    }
+
     // ---- helpers ----
 
     /** Runs {@code body}, turning a synchronous exception into a failed future. */

@@ -227,6 +227,25 @@ class MetadataStoreTest {
     }
 
     @Test
+    void deletedStream_isPurgedOnlyAfterItsRetiredRecordsAreForgotten() {
+        StreamId s = f.newStream("gone");
+        long e = f.acquire(s);
+        assertThat(await(store.commit(List.of(append(s, e, 0, 2, 1, 0, 0))))).isInstanceOf(CommitResult.Committed.class);
+        await(f.cursors.saveCursor(s, "c", e, CursorState.at(1)));
+        assertThat(await(store.purgeStream(s))).as("not deleted yet").isFalse();
+        await(store.deleteStream("gone"));
+        await(store.trim(s, 2));
+        assertThat(await(store.purgeStream(s))).as("retired records not yet collected").isFalse();
+        List<IndexKey> retired = await(store.retiredRecords(s, 100)).stream().map(IndexKey::of).toList();
+        await(store.forgetRetired(retired));
+        assertThat(await(store.retiredRecords(s, 100))).isEmpty();
+        assertThat(await(store.purgeStream(s))).isTrue();
+        assertThat(await(store.head(s))).isEmpty();
+        assertThat(await(f.cursors.loadCursor(s, "c"))).isEmpty();
+        assertThat(await(store.purgeStream(s))).as("idempotent").isTrue();
+    }
+
+    @Test
     void seal_stopsCommits() {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
