@@ -28,6 +28,7 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Base of the Database conformance suite. Every test gets a {@link Database} (EmbeddedFdb, or a real cluster when
@@ -38,7 +39,11 @@ import org.junit.jupiter.api.BeforeEach;
  * {@link #assertFdbError(int, ThrowingRunnable)}, which accepts the error whether it is thrown by the call or
  * delivered through the returned future: the real client defers many argument errors (for example
  * {@code key_too_large} from {@code set}) to the next operation, while an in-process engine may raise them at once.
+ *
+ * <p>Every test has a 60 s limit and runs on a separate thread, so an engine whose retry loop never ends (for
+ * example a {@code db.run} that keeps failing with a retryable error) fails that test instead of hanging the build.
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 public abstract class ConformanceTestBase {
     /** How long any single future may take before the test fails. */
     protected static final Duration FUTURE_TIMEOUT = Duration.ofSeconds(10);
