@@ -1,0 +1,81 @@
+package io.nereus.fdb.embedded;
+
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The resolver's memory: for every key, the newest commit version whose write conflict ranges covered it,
+ * kept as a step function (a boundary key maps to the version that holds from it up to the next boundary).
+ *
+ * <p>Commits arrive with strictly increasing versions, so recording a write range simply overwrites the
+ * function on that range. A read range conflicts when the function exceeds the reader's read version
+ * anywhere on it. Versions older than the MVCC window are flattened to zero and equal neighbours merged,
+ * which keeps the structure proportional to what was written inside the window.
+ *
+ * <p>Threading: only the commit critical section touches it.
+ */
+final class ConflictHistory {
+    private final TreeMap<byte[], Long> steps = new TreeMap<>(Bytes.ORDER);
+    private int sizeAfterLastPrune = 1;
+
+    ConflictHistory() {
+        steps.put(Bytes.EMPTY, 0L);
+    }
+
+    /** Whether a write committed after {@code readVersion} touched any of {@code reads}. */
+    boolean conflicts(List<KeyRange> reads, long readVersion) {
+        for (KeyRange r : reads) {
+            if (r.isEmpty()) {
+                continue;
+            }
+            if (steps.floorEntry(r.begin()).getValue() > readVersion) {
+                return true;
+            }
+            for (Long v : steps.subMap(r.begin(), false, r.end(), false).values()) {
+                if (v > readVersion) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** Records the write conflict ranges of the commit at {@code version}, which exceeds every earlier one. */
+    void record(List<KeyRange> writes, long version) {
+        for (KeyRange w : writes) {
+            if (w.isEmpty()) {
+                continue;
+            }
+            long atEnd = steps.floorEntry(w.end()).getValue();
+            steps.subMap(w.begin(), true, w.end(), true).clear();
+            steps.put(w.begin(), version);
+            steps.put(w.end(), atEnd);
+        }
+    }
+
+    /** Forgets versions at or below {@code cutoff}: no transaction that old can commit. */
+    void prune(long cutoff) {
+        if (steps.size() < 2 * sizeAfterLastPrune + 1024) {
+            return;
+        }
+        Long previous = null;
+        Iterator<Map.Entry<byte[], Long>> it = steps.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<byte[], Long> e = it.next();
+            long v = e.getValue() <= cutoff ? 0L : e.getValue();
+            if (previous != null && previous == v) {
+                it.remove();
+            } else {
+                e.setValue(v);
+                previous = v;
+            }
+        }
+        sizeAfterLastPrune = steps.size();
+    }
+
+    int boundaries() {
+        return steps.size();
+    }
+}

@@ -1,0 +1,573 @@
+package io.nereus.fdb.embedded;
+
+import static io.nereus.fdb.embedded.DurableLogFormat.FRAME_BYTES;
+import static io.nereus.fdb.embedded.DurableLogFormat.MAX_PAYLOAD_BYTES;
+import static io.nereus.fdb.embedded.DurableLogFormat.SEGMENT_HEADER_BYTES;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The durable commit log of {@link EmbeddedFdb#open(Path)}: a write-ahead log of resolved commits with group
+ * commit, plus snapshots that bound how much log a reopen replays.
+ *
+ * <h2>Directory layout</h2>
+ * <ul>
+ *   <li>{@code wal-<V>.log}: a log segment, {@code <V>} its first version as 20 zero-padded decimal digits. Every
+ *       record in it has a version {@code >= V}, and {@code V - 1} is exactly the last version logged before it
+ *       (the last record of the previous segment, or that segment's own {@code V - 1} if it holds none; 0 for the
+ *       first segment ever), which lets recovery notice a missing segment.</li>
+ *   <li>{@code snapshot-<V>.snap}: the whole key space as of version {@code V} (20 digits too).</li>
+ *   <li>{@code *.tmp}: a segment or snapshot being written. Files are only renamed into place after their
+ *       contents are fsynced, so a leftover {@code .tmp} is a crash's debris and is deleted on open.</li>
+ *   <li>{@code LOCK}: an empty file holding an OS file lock while the log is open, so that two processes
+ *       never write the same directory.</li>
+ * </ul>
+ *
+ * <h2>Encoding</h2>
+ * All integers are big-endian and unsigned unless said otherwise; checksums are CRC32C
+ * ({@link java.util.zip.CRC32C}) stored as u32. The format version is 1; a file with another version is refused
+ * with a {@link CorruptLogException} saying so.
+ * <pre>
+ * segment  = header record*
+ * header   = magic u32 "NRWL" (0x4E52574C) | format version u32 (1) | first version u64
+ *          | CRC32C of the preceding 16 bytes u32                                    (20 bytes)
+ * record   = payload length u32 | CRC32C of the payload u32 | payload
+ * payload  = version u64 | effect count u32 | effect*                                 (12 .. 2^30 bytes)
+ * effect   = kind u8 (1 = SET, 2 = CLEAR_RANGE) | key length u32 | key | value length u32 | value
+ *            (for CLEAR_RANGE, "key" is the begin key and "value" the exclusive end key)
+ *
+ * snapshot = magic u32 "NRSN" (0x4E52534E) | format version u32 (1) | version u64
+ *          | entry* | entry count u64 | CRC32C of every preceding byte of the file u32
+ * entry    = key length u32 | key | value length u32 | value    (keys strictly ascending, unsigned order)
+ * </pre>
+ * Record versions strictly increase within and across segments.
+ *
+ * <h2>Appending (group commit)</h2>
+ * {@link #append} only queues the record. A dedicated daemon flusher thread takes everything queued, encodes it
+ * into one buffer (a batch beyond 4 MiB is written in 4 MiB pieces), writes it to the active segment, calls
+ * {@link FileChannel#force(boolean) force(false)} once, and then completes the futures in version order. So a
+ * record is acknowledged only once it and everything before it is on disk, and one fsync serves every record
+ * queued while the previous one ran. Futures complete on the flusher thread: dependent actions that are not
+ * {@code *Async} run there and delay the next fsync. After an I/O error (in a write, an fsync or a roll) the log
+ * is dead: the failed batch and every later append fail with that {@link IOException}. Records of a batch whose
+ * fsync failed may still be on disk and be recovered by the next open: to the committer their outcome is unknown.
+ *
+ * <h2>Compaction</h2>
+ * Before writing a batch, when the segments not covered by a snapshot hold at least
+ * {@link DurableLogOptions#compactionThresholdBytes()} bytes (and the active segment at least half that, which
+ * spaces out retries after a failed compaction), no compaction is running and the active segment holds a
+ * record, the flusher rolls to a new segment whose first version is one more than the last version written.
+ * If a {@link SnapshotSource} is set, a background daemon thread then writes {@code snapshot-V.snap.tmp} from
+ * {@link SnapshotSource#openSnapshot(long) openSnapshot(V)}, V being the last version of the old segments
+ * (already durable), fsyncs it, renames it into place, fsyncs the directory, and deletes older snapshots and
+ * the segments wholly at or below V. Appends continue meanwhile. A failed compaction is logged and retried at the
+ * next roll; it never fails an append. Without a snapshot source the log still rolls (so segments stay near the
+ * threshold in size) but deletes nothing.
+ *
+ * <h2>Recovery</h2>
+ * {@link #open} deletes leftover {@code .tmp} files, streams the newest snapshot into the
+ * {@link RecoverySink} (a damaged snapshot is refused, never skipped: it was only renamed into place after
+ * fsync), then replays the segments in order, passing on the records above the snapshot's version and checking
+ * that versions strictly increase and that no segment is missing. A damaged record (truncated header, impossible
+ * length, record running past the end of the file, checksum mismatch) is a torn write, dropped with a warning
+ * and truncated away, only when it is in the last segment and no well-formed record (plausible length, matching
+ * checksum) starts anywhere after it; a torn write can only hit the unacknowledged tail, so no acknowledged
+ * record is lost. (The one damage this cannot tell from a torn write is damage to the very last record, with
+ * nothing valid after it: that record is dropped with the warning.) Any other damage, and any damaged header, is
+ * a {@link CorruptLogException} naming the file and byte offset; nothing but leftover {@code .tmp} files is
+ * then deleted or truncated. After a successful replay, segments and snapshots made obsolete by the newest
+ * snapshot are deleted. The sink's state is meaningless if {@code open} throws.
+ */
+final class DurableLog implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DurableLog.class);
+    /** The flusher encodes into one direct buffer of up to this size, writing it out whenever it is full. */
+    private static final int MAX_BUFFER_BYTES = 4 << 20;
+
+    /** Lets tests pause or fail the log at named points; {@code null} in production. */
+    @FunctionalInterface
+    interface TestHook {
+        /**
+         * Called at {@code "before-write"} (flusher, before each batch is written), at {@code "snapshot-written"}
+         * and {@code "snapshot-renamed"} (compaction thread), and at {@code "closing"} (once {@link #close()} has
+         * marked the log closed; an exception there is ignored).
+         */
+        void reached(String point) throws IOException;
+    }
+
+    /** A segment file; {@code size} is written only by the flusher thread. */
+    private static final class Segment {
+        final Path path;
+        final long firstVersion;
+        volatile long size;
+
+        Segment(Path path, long firstVersion, long size) {
+            this.path = path;
+            this.firstVersion = firstVersion;
+            this.size = size;
+        }
+    }
+
+    private record Pending(LogRecord record, int payloadBytes, CompletableFuture<Void> future) { }
+
+    private final Path dir;
+    private final DurableLogOptions options;
+    private final long recoveredVersion;
+    private final FileChannel lockChannel;
+
+    /** Guards {@link #segments}, appended to by the flusher (roll) and trimmed by compaction. */
+    private final Object segmentLock = new Object();
+    private final List<Segment> segments = new ArrayList<>();
+
+    private final ReentrantLock queueLock = new ReentrantLock();
+    private final Condition queued = queueLock.newCondition();
+    private ArrayList<Pending> queue = new ArrayList<>();   // guarded by queueLock
+    private boolean closing;                                 // guarded by queueLock
+    private long lastAppendedVersion;                        // guarded by queueLock
+
+    private volatile IOException failure;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicLong fsyncs = new AtomicLong();
+
+    // Owned by the flusher thread.
+    private final Thread flusher;
+    private FileChannel active;
+    private long lastWrittenVersion;
+    private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(1 << 16);
+    private final CRC32C crc = new CRC32C();
+
+    private volatile SnapshotSource snapshotSource;
+    private final AtomicBoolean compacting = new AtomicBoolean();
+    private volatile CompletableFuture<Void> compactionDone = CompletableFuture.completedFuture(null);
+    private volatile Thread compactionThread;
+    private volatile long snapshotVersion;
+
+    volatile TestHook testHook;
+
+    private DurableLog(Path dir, DurableLogOptions options, FileChannel lockChannel, DurableLogRecovery.Result r) {
+        this.dir = dir;
+        this.options = options;
+        this.lockChannel = lockChannel;
+        this.recoveredVersion = r.recoveredVersion();
+        this.lastAppendedVersion = r.recoveredVersion();
+        this.lastWrittenVersion = r.lastLoggedVersion();
+        this.snapshotVersion = r.snapshotVersion();
+        this.active = r.active();
+        for (DurableLogRecovery.Segment s : r.segments()) {
+            segments.add(new Segment(s.path(), s.firstVersion(), s.size()));
+        }
+        this.flusher = new Thread(this::flushLoop, "nereus-durable-log-flusher");
+        this.flusher.setDaemon(true);
+    }
+
+    /**
+     * Opens (creating the directory if needed) and recovers into {@code sink} before returning.
+     *
+     * @throws CorruptLogException when anything other than a torn final record is damaged
+     * @throws IOException when the directory cannot be read or written, or another process has it open
+     */
+    static DurableLog open(Path dir, DurableLogOptions options, RecoverySink sink) throws IOException {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(sink, "sink");
+        DurableLogFormat.createDirectoriesDurably(dir);
+        FileChannel lockChannel = FileChannel.open(dir.resolve(DurableLogFormat.LOCK_FILE),
+                StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        try {
+            FileLock lock;
+            try {
+                lock = lockChannel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null;
+            }
+            if (lock == null) {
+                throw new IOException("the durable log in " + dir + " is already open");
+            }
+            DurableLog log = new DurableLog(dir, options, lockChannel, DurableLogRecovery.run(dir, sink));
+            log.flusher.start();
+            return log;
+        } catch (IOException | RuntimeException | Error e) {
+            try {
+                lockChannel.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    /** The highest version recovered (snapshot or log), 0 when the log was empty. */
+    long recoveredVersion() {
+        return recoveredVersion;
+    }
+
+    /** Set by the engine once, right after open and before any append; compaction needs it. */
+    void setSnapshotSource(SnapshotSource source) {
+        this.snapshotSource = Objects.requireNonNull(source, "source");
+    }
+
+    /**
+     * Queues {@code record} for the next group commit; never blocks on I/O. Versions must strictly increase and
+     * exceed {@link #recoveredVersion()}; calls must not overlap (the engine's commit critical section). The
+     * record's arrays must not be mutated afterwards. The future completes, on the flusher thread, once the
+     * record is on disk; it fails with an {@link IOException} if the log is closed or dead.
+     *
+     * @throws IllegalArgumentException if the version does not increase or the record exceeds 1 GiB encoded
+     */
+    CompletableFuture<Void> append(LogRecord record) {
+        long payloadBytes = DurableLogFormat.payloadBytes(record);
+        if (payloadBytes > MAX_PAYLOAD_BYTES) {
+            throw new IllegalArgumentException("log record of " + payloadBytes + " bytes exceeds the limit of "
+                    + MAX_PAYLOAD_BYTES);
+        }
+        queueLock.lock();
+        try {
+            if (record.version() <= lastAppendedVersion) {
+                throw new IllegalArgumentException("log record version " + record.version()
+                        + " does not follow version " + lastAppendedVersion);
+            }
+            IOException dead = failure;
+            if (dead != null) {
+                return CompletableFuture.failedFuture(dead);
+            }
+            if (closing) {
+                return CompletableFuture.failedFuture(new IOException("the durable log in " + dir + " is closed"));
+            }
+            lastAppendedVersion = record.version();
+            CompletableFuture<Void> future = new CompletableFuture<>();
+            queue.add(new Pending(record, (int) payloadBytes, future));
+            if (queue.size() == 1) {
+                queued.signal();
+            }
+            return future;
+        } finally {
+            queueLock.unlock();
+        }
+    }
+
+    /** Bytes in log segments not yet covered by a snapshot. */
+    long logBytes() {
+        synchronized (segmentLock) {
+            long n = 0;
+            for (Segment s : segments) {
+                n += s.size;
+            }
+            return n;
+        }
+    }
+
+    /** How many times the flusher has fsynced a batch (tests use it to see group commit). */
+    long fsyncCount() {
+        return fsyncs.get();
+    }
+
+    /** The version of the newest snapshot file, 0 when there is none. */
+    long snapshotVersion() {
+        return snapshotVersion;
+    }
+
+    /** Waits until no compaction is running (tests). */
+    void awaitCompaction(long timeout, TimeUnit unit) throws Exception {
+        compactionDone.get(timeout, unit);
+    }
+
+    /** Closes the active segment's channel under the flusher, so that its next write fails (tests). */
+    void breakChannelForTest() throws IOException {
+        active.close();
+    }
+
+    /**
+     * Flushes and fsyncs pending appends (completing their futures), waits for a running compaction (which stops
+     * early), then releases the files. Idempotent. Called from a future's callback on the flusher thread (or from
+     * the compaction thread) it cannot wait for itself: it then only starts the shutdown, which the flusher
+     * finishes once it has drained the queue.
+     */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            queueLock.lock();
+            try {
+                closing = true;
+                queued.signalAll();
+            } finally {
+                queueLock.unlock();
+            }
+            try {
+                hook("closing");
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("Test hook failed at closing", e);
+            }
+        }
+        Thread me = Thread.currentThread();
+        if (me != flusher && me != compactionThread) {
+            joinUninterruptibly(flusher);
+        }
+    }
+
+    /** Run by the flusher when it stops: waits for compaction, then closes the files. */
+    private void shutdown() {
+        Thread compactor = compactionThread;
+        if (compactor != null) {
+            joinUninterruptibly(compactor);
+        }
+        try {
+            active.close();
+        } catch (IOException e) {
+            LOG.warn("Failed to close the active segment of the durable log in {}", dir, e);
+        }
+        try {
+            lockChannel.close();
+        } catch (IOException e) {
+            LOG.warn("Failed to release the lock of the durable log in {}", dir, e);
+        }
+        LOG.info("Closed the durable log in {} at version {}", dir, lastWrittenVersion);
+    }
+
+    private static void joinUninterruptibly(Thread t) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                t.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------- flusher
+
+    private void flushLoop() {
+        try {
+            drainUntilClosed();
+        } finally {
+            shutdown();
+        }
+    }
+
+    private void drainUntilClosed() {
+        ArrayList<Pending> batch = new ArrayList<>();
+        while (true) {
+            queueLock.lock();
+            try {
+                while (queue.isEmpty() && !closing) {
+                    queued.awaitUninterruptibly();
+                }
+                if (queue.isEmpty()) {
+                    return; // closing, and everything queued has been handled
+                }
+                ArrayList<Pending> taken = queue;
+                queue = batch;
+                batch = taken;
+            } finally {
+                queueLock.unlock();
+            }
+            IOException dead = failure;
+            if (dead == null) {
+                try {
+                    writeBatch(batch);
+                } catch (Throwable t) {
+                    dead = t instanceof IOException io ? io : new IOException("durable log write failed", t);
+                    failure = dead;
+                    LOG.error("Durable log write failed in {}; the log is dead and every further append fails", dir, t);
+                }
+            }
+            for (Pending p : batch) {
+                if (dead == null) {
+                    p.future.complete(null);
+                } else {
+                    p.future.completeExceptionally(dead);
+                }
+            }
+            batch.clear();
+        }
+    }
+
+    private void writeBatch(List<Pending> batch) throws IOException {
+        TestHook hook = testHook;
+        if (hook != null) {
+            hook.reached("before-write");
+        }
+        rollIfNeeded();
+        long total = 0;
+        for (Pending p : batch) {
+            total += FRAME_BYTES + p.payloadBytes;
+        }
+        if (writeBuffer.capacity() < Math.min(total, MAX_BUFFER_BYTES)) {
+            writeBuffer = ByteBuffer.allocateDirect(Integer.highestOneBit((int) Math.min(total, MAX_BUFFER_BYTES) - 1) << 1);
+        }
+        ByteBuffer buf = writeBuffer.clear();
+        for (Pending p : batch) {
+            int bytes = FRAME_BYTES + p.payloadBytes;
+            if (buf.remaining() < bytes) {
+                writeOut(buf.flip());
+                buf.clear();
+            }
+            if (buf.remaining() >= bytes) {
+                DurableLogFormat.encodeRecord(p.record, p.payloadBytes, buf, crc);
+            } else { // a record larger than the buffer gets one of its own
+                ByteBuffer big = ByteBuffer.allocate(bytes);
+                DurableLogFormat.encodeRecord(p.record, p.payloadBytes, big, crc);
+                writeOut(big.flip());
+            }
+        }
+        writeOut(buf.flip());
+        activeSegment().size += total;
+        active.force(false);
+        fsyncs.incrementAndGet();
+        lastWrittenVersion = batch.get(batch.size() - 1).record.version();
+    }
+
+    /** Writes all of {@code buf}; heap buffers in slices, so the JDK's cached temporary direct buffer stays small. */
+    private void writeOut(ByteBuffer buf) throws IOException {
+        int limit = buf.limit();
+        while (buf.hasRemaining()) {
+            if (!buf.isDirect()) {
+                buf.limit(Math.min(limit, buf.position() + (1 << 20)));
+            }
+            active.write(buf);
+            buf.limit(limit);
+        }
+    }
+
+    private Segment activeSegment() {
+        synchronized (segmentLock) {
+            return segments.get(segments.size() - 1);
+        }
+    }
+
+    /** Rolls to a new segment and starts a compaction when the uncovered log has grown past the threshold. */
+    private void rollIfNeeded() throws IOException {
+        Segment current = activeSegment();
+        long threshold = options.compactionThresholdBytes();
+        if (current.size <= SEGMENT_HEADER_BYTES || current.size < threshold / 2 || compacting.get()
+                || logBytes() < threshold) {
+            return;
+        }
+        long first = lastWrittenVersion + 1;
+        FileChannel next = DurableLogFormat.createSegment(dir, first);
+        FileChannel old = active;
+        active = next;
+        synchronized (segmentLock) {
+            segments.add(new Segment(dir.resolve(DurableLogFormat.segmentName(first)), first, SEGMENT_HEADER_BYTES));
+        }
+        try {
+            old.close();
+        } catch (IOException e) {
+            LOG.warn("Failed to close a full segment of the durable log in {}", dir, e); // its data is already fsynced
+        }
+        LOG.debug("Rolled the durable log in {} to a new segment at version {}", dir, first);
+        SnapshotSource source = snapshotSource;
+        if (source != null) {
+            startCompaction(source, first - 1);
+        } else {
+            LOG.debug("No snapshot source set; the durable log in {} is not compacted", dir);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------- compaction
+
+    private void startCompaction(SnapshotSource source, long version) {
+        compacting.set(true);
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        compactionDone = done;
+        Thread t = new Thread(() -> {
+            try {
+                compact(source, version);
+            } finally {
+                compacting.set(false);
+                done.complete(null);
+            }
+        }, "nereus-durable-log-compactor");
+        t.setDaemon(true);
+        compactionThread = t;
+        t.start();
+    }
+
+    private void compact(SnapshotSource source, long version) {
+        Path tmp = dir.resolve(DurableLogFormat.snapshotName(version) + DurableLogFormat.TMP_SUFFIX);
+        Path file = dir.resolve(DurableLogFormat.snapshotName(version));
+        long started = System.nanoTime();
+        try {
+            long entries;
+            try (StateSnapshot snapshot = source.openSnapshot(version)) {
+                entries = DurableLogFormat.writeSnapshot(tmp, version, snapshot, closed::get);
+            }
+            hook("snapshot-written");
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+            DurableLogFormat.fsyncDirectory(dir);
+            snapshotVersion = version;
+            hook("snapshot-renamed");
+            long freed = deleteCovered(version);
+            LOG.info("Compacted the durable log in {}: snapshot at version {} with {} entries, {} log bytes freed, "
+                    + "{} ms", dir, version, entries, freed, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+        } catch (Throwable t) {
+            if (closed.get()) {
+                LOG.info("Abandoned the compaction of the durable log in {} at version {}: the log is closing",
+                        dir, version);
+            } else {
+                LOG.warn("Compaction of the durable log in {} at version {} failed; it is retried at the next roll",
+                        dir, version, t);
+            }
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException e) {
+                LOG.warn("Failed to delete {}", tmp, e);
+            }
+        }
+    }
+
+    private void hook(String point) throws IOException {
+        TestHook hook = testHook;
+        if (hook != null) {
+            hook.reached(point);
+        }
+    }
+
+    /** Deletes the snapshots older than {@code version} and the segments wholly at or below it. */
+    private long deleteCovered(long version) throws IOException {
+        List<Segment> covered = new ArrayList<>();
+        synchronized (segmentLock) {
+            // segment i ends at segment i+1's first version minus one; the active (last) one is never covered
+            while (segments.size() > 1 && segments.get(1).firstVersion - 1 <= version) {
+                covered.add(segments.remove(0));
+            }
+        }
+        long freed = 0;
+        for (Segment s : covered) {
+            freed += s.size;
+            Files.deleteIfExists(s.path);
+        }
+        try (var files = Files.newDirectoryStream(dir, "snapshot-*.snap")) {
+            for (Path p : files) {
+                long v = DurableLogFormat.parseSnapshotName(p.getFileName().toString());
+                if (v >= 0 && v < version) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+        DurableLogFormat.fsyncDirectory(dir);
+        return freed;
+    }
+}

@@ -1,0 +1,323 @@
+package io.nereus.fdb.embedded;
+
+import io.nereus.fdb.FdbErrors;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+
+/**
+ * The single-node core behind {@link EmbeddedFdb}: version clock, MVCC store, resolver and commit pipeline.
+ *
+ * <p><b>Versions.</b> As in FoundationDB, versions advance about one million per second: a commit version is
+ * the injected clock in microseconds, or the previous commit version plus one when that is larger. A read
+ * version is the newest <em>visible</em> commit version: a commit becomes visible (and is acknowledged) only
+ * once it is durable, in version order.
+ *
+ * <p><b>Commit.</b> One critical section resolves a commit against the {@link ConflictHistory} (1020 when a
+ * read range meets a write committed after the read version; 1007 when the read version left the MVCC
+ * window), assigns its version, evaluates its effects against the newest values (so atomic operations see
+ * every earlier commit, visible or not), applies them to the {@link VersionedStore} and hands them to the
+ * durable log. Fsyncs happen outside the critical section, so commits arriving during one are grouped into
+ * the next.
+ *
+ * <p><b>Failure.</b> When the durable log fails, the outcome of the commits it held is unknown (1021) and
+ * the engine refuses all further work with 1000 {@code operation_failed}; reopening the directory recovers
+ * the durable state.
+ */
+final class EmbeddedEngine {
+    /** FoundationDB's MAX_READ/WRITE_TRANSACTION_LIFE_VERSIONS: five seconds of versions. */
+    static final long DEFAULT_WINDOW_VERSIONS = 5_000_000L;
+
+    /** Where committed effects go to become durable; absent for an in-memory engine. */
+    interface Durability {
+        CompletableFuture<Void> append(LogRecord record);
+    }
+
+    record CommitRequest(long readVersion, List<KeyRange> reads, List<KeyRange> writes, WriteMap writeMap,
+                         BooleanSupplier abandoned) {
+    }
+
+    private final Clock clock;
+    private final long windowVersions;
+    private final VersionedStore store = new VersionedStore();
+    private final ConflictHistory history = new ConflictHistory();
+    private final WatchRegistry watches;
+    private final ReentrantLock commitLock = new ReentrantLock();
+    private final ArrayDeque<CommitFault> faults = new ArrayDeque<>();
+    private final TreeMap<Long, Integer> pins = new TreeMap<>();
+    private final AtomicLong visibleVersion = new AtomicLong();
+    private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile long prunedBelow;
+    private volatile Throwable failure;
+    private long lastCommitVersion;
+    private Durability durability;
+
+    EmbeddedEngine(Clock clock, long windowVersions, Executor watchExecutor) {
+        this.clock = clock;
+        this.windowVersions = windowVersions;
+        this.watches = new WatchRegistry(watchExecutor);
+    }
+
+    // ---------------------------------------------------------------- recovery
+
+    void loadRecovered(byte[] key, byte[] value) {
+        store.load(1, key, value);
+    }
+
+    void applyRecovered(LogRecord record) {
+        apply(record.version(), record.effects());
+        lastCommitVersion = Math.max(lastCommitVersion, record.version());
+    }
+
+    /** Ends recovery: everything recovered up to {@code version} is visible; later commits go to {@code d}. */
+    void startServing(long version, Durability d) {
+        lastCommitVersion = Math.max(Math.max(lastCommitVersion, version), clockVersion());
+        visibleVersion.set(lastCommitVersion);
+        durability = d;
+    }
+
+    // ---------------------------------------------------------------- versions and reads
+
+    long clockVersion() {
+        Instant now = clock.instant();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
+    /**
+     * The version a new transaction reads at. Every acknowledged commit is included, and, as FoundationDB's
+     * versions keep advancing while nothing commits, an idle engine moves its visible version up to the
+     * clock (later commits are then numbered above it). While a commit awaits its fsync the read version
+     * stays below it, so no transaction reads data that is not yet durable.
+     */
+    long readVersion() {
+        checkHealthy();
+        commitLock.lock();
+        try {
+            if (inFlight.get() == 0) {
+                long now = Math.max(visibleVersion.get(), clockVersion());
+                visibleVersion.set(now);
+                lastCommitVersion = Math.max(lastCommitVersion, now);
+            }
+            return visibleVersion.get();
+        } finally {
+            commitLock.unlock();
+        }
+    }
+
+    long visibleVersion() {
+        return visibleVersion.get();
+    }
+
+    /** Fails with 1007 when reads at {@code version} are no longer possible, 1009 when not yet possible. */
+    void checkReadable(long version) {
+        checkHealthy();
+        if (version < prunedBelow || Math.max(clockVersion(), visibleVersion.get()) - version > windowVersions) {
+            throw new EmbeddedFdbException(FdbErrors.TRANSACTION_TOO_OLD);
+        }
+        if (version > visibleVersion.get()) {
+            throw new EmbeddedFdbException(FdbErrors.FUTURE_VERSION);
+        }
+    }
+
+    byte[] get(byte[] key, long version) {
+        byte[] v = store.get(key, version);
+        checkReadable(version);
+        return v;
+    }
+
+    Iterator<Map.Entry<byte[], byte[]>> range(byte[] begin, byte[] end, long version, boolean reverse) {
+        return store.range(begin, end, version, reverse);
+    }
+
+    void checkHealthy() {
+        Throwable f = failure;
+        if (f != null) {
+            throw new EmbeddedFdbException(FdbErrors.OPERATION_FAILED,
+                    "EmbeddedFdb stopped after a storage failure: " + f);
+        }
+    }
+
+    // ---------------------------------------------------------------- commit
+
+    void injectFaults(CommitFault fault, int count) {
+        commitLock.lock();
+        try {
+            for (int i = 0; i < count; i++) {
+                faults.addLast(fault);
+            }
+        } finally {
+            commitLock.unlock();
+        }
+    }
+
+    /**
+     * Commits {@code request}; the future completes with the commit version once the commit is durable and
+     * visible, on the durable log's thread (or the caller's, in memory): callers hop to their executor.
+     */
+    CompletableFuture<Long> commit(CommitRequest request) {
+        long version;
+        List<Effect> effects;
+        CompletableFuture<Void> durable;
+        CommitFault fault;
+        commitLock.lock();
+        try {
+            checkHealthy();
+            if (request.abandoned().getAsBoolean()) {
+                throw new EmbeddedFdbException(FdbErrors.USED_DURING_COMMIT);
+            }
+            fault = faults.pollFirst();
+            if (fault == CommitFault.NOT_COMMITTED) {
+                throw new EmbeddedFdbException(FdbErrors.NOT_COMMITTED);
+            } else if (fault == CommitFault.TRANSACTION_TOO_OLD) {
+                throw new EmbeddedFdbException(FdbErrors.TRANSACTION_TOO_OLD);
+            } else if (fault == CommitFault.UNKNOWN_RESULT_NOT_APPLIED) {
+                throw new EmbeddedFdbException(FdbErrors.COMMIT_UNKNOWN_RESULT);
+            }
+            version = Math.max(lastCommitVersion + 1, clockVersion());
+            long readVersion = request.readVersion() < 0 ? version : request.readVersion();
+            if (version - readVersion > windowVersions || readVersion < prunedBelow) {
+                throw new EmbeddedFdbException(FdbErrors.TRANSACTION_TOO_OLD);
+            }
+            if (history.conflicts(request.reads(), readVersion)) {
+                throw new EmbeddedFdbException(FdbErrors.NOT_COMMITTED);
+            }
+            effects = request.writeMap().effects(store::latest, versionstamp(version));
+            apply(version, effects);
+            history.record(request.writes(), version);
+            lastCommitVersion = version;
+            prune(version);
+            if (durability == null) {
+                visibleVersion.set(version);
+                durable = null;
+            } else {
+                inFlight.incrementAndGet();
+                durable = durability.append(new LogRecord(version, effects));
+            }
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        } finally {
+            commitLock.unlock();
+        }
+        if (durable == null) {
+            return published(version, effects, fault);
+        }
+        final long v = version;
+        return durable.handle((ok, error) -> {
+            if (error != null) {
+                failure = error;
+                inFlight.decrementAndGet();
+                return CompletableFuture.<Long>failedFuture(new EmbeddedFdbException(FdbErrors.COMMIT_UNKNOWN_RESULT,
+                        "Transaction may or may not have committed: the durable log failed: " + error));
+            }
+            visibleVersion.accumulateAndGet(v, Math::max);
+            inFlight.decrementAndGet();
+            return published(v, effects, fault);
+        }).thenCompose(f -> f);
+    }
+
+    private CompletableFuture<Long> published(long version, List<Effect> effects, CommitFault fault) {
+        watches.onCommit(effects, key -> store.get(key, version));
+        if (fault == CommitFault.UNKNOWN_RESULT_APPLIED) {
+            return CompletableFuture.failedFuture(new EmbeddedFdbException(FdbErrors.COMMIT_UNKNOWN_RESULT));
+        }
+        return CompletableFuture.completedFuture(version);
+    }
+
+    private void apply(long version, List<Effect> effects) {
+        for (Effect e : effects) {
+            if (e.kind() == Effect.SET) {
+                store.set(version, e.key(), e.value());
+            } else {
+                store.clearRange(version, e.key(), e.value());
+            }
+        }
+    }
+
+    private void prune(long version) {
+        long cutoff = version - windowVersions;
+        if (!pins.isEmpty()) {
+            cutoff = Math.min(cutoff, pins.firstKey());
+        }
+        if (cutoff > prunedBelow) {
+            prunedBelow = cutoff;
+            store.prune(cutoff);
+            history.prune(cutoff);
+        }
+    }
+
+    /** The 10-byte versionstamp of the commit at {@code version}: big-endian version, then batch order 0. */
+    static byte[] versionstamp(long version) {
+        return ByteBuffer.allocate(10).putLong(version).putShort((short) 0).array();
+    }
+
+    // ---------------------------------------------------------------- snapshots for compaction
+
+    /**
+     * A consistent view of the whole key space for the durable log's snapshot: at {@code version} when that
+     * is still readable, else at the newest visible version (the log's records are whole-value overwrites,
+     * so replaying records the snapshot already includes gives the same state).
+     */
+    StateSnapshot openSnapshot(long version) {
+        long at;
+        commitLock.lock();
+        try {
+            at = version >= prunedBelow ? version : visibleVersion.get();
+            pins.merge(at, 1, Integer::sum);
+        } finally {
+            commitLock.unlock();
+        }
+        final long pinned = at;
+        return new StateSnapshot() {
+            private boolean closed;
+
+            @Override
+            public Iterator<Map.Entry<byte[], byte[]>> entries() {
+                return store.range(Bytes.EMPTY, null, pinned, false);
+            }
+
+            @Override
+            public void close() {
+                commitLock.lock();
+                try {
+                    if (!closed) {
+                        closed = true;
+                        pins.computeIfPresent(pinned, (k, n) -> n == 1 ? null : n - 1);
+                    }
+                } finally {
+                    commitLock.unlock();
+                }
+            }
+        };
+    }
+
+    // ---------------------------------------------------------------- watches and stats
+
+    WatchRegistry watches() {
+        return watches;
+    }
+
+    EmbeddedFdb.EmbeddedStats stats() {
+        commitLock.lock();
+        try {
+            return new EmbeddedFdb.EmbeddedStats(store.keyCount(), store.versionEntries(), history.boundaries(),
+                    visibleVersion.get(), watches.outstanding());
+        } finally {
+            commitLock.unlock();
+        }
+    }
+
+    void fail(Throwable t) {
+        failure = t;
+    }
+}

@@ -1,0 +1,1088 @@
+package io.nereus.fdb.embedded;
+
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.FDBException;
+import com.apple.foundationdb.KeyArrayResult;
+import com.apple.foundationdb.KeySelector;
+import com.apple.foundationdb.KeyValue;
+import com.apple.foundationdb.MutationType;
+import com.apple.foundationdb.Range;
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.StreamingMode;
+import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.TransactionOptions;
+import com.apple.foundationdb.async.AsyncIterable;
+import io.nereus.fdb.FdbErrors;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * One EmbeddedFdb transaction: a read version taken lazily, reads merged with its own writes, the conflict
+ * ranges FoundationDB would record, and a commit through the engine's resolver.
+ *
+ * <p>Threading: any thread may call it. State lives under this object's monitor; every returned future
+ * is completed on the transaction's executor, never on the calling thread. Operations on a closed
+ * transaction throw {@link IllegalStateException}, as fdb-java's do.
+ *
+ * <p>Lifecycle: active until {@link #commit()}; a failed commit leaves it failed until {@link #onError}
+ * hands back a fresh transaction (this one is then closed) that keeps the retry count, backoff, creation
+ * time and the persistent options (timeout, retry limit, maximum retry delay).
+ */
+final class EmbeddedTransaction extends EmbeddedReadTransaction implements Transaction {
+    static final int KEY_SIZE_LIMIT = 10_000;
+    static final int SYSTEM_KEY_SIZE_LIMIT = 30_000;
+    static final int VALUE_SIZE_LIMIT = 100_000;
+    static final long INITIAL_BACKOFF_MS = 10;
+
+    private enum State { ACTIVE, COMMITTING, COMMITTED, FAILED }
+
+    /** What survives {@code onError}. */
+    record Carried(long createdNanos, int retries, long backoffMillis) {
+    }
+
+    private final class PendingWatch {
+        final byte[] key;
+        final byte[] seen;
+        final CompletableFuture<Void> future = new CompletableFuture<>();
+        boolean handedOver;
+
+        PendingWatch(byte[] key, byte[] seen) {
+            this.key = key;
+            this.seen = seen;
+        }
+    }
+
+    private final EmbeddedFdb db;
+    private final EmbeddedEngine engine;
+    private final Executor executor;
+    private final TransactionSettings settings;
+    private final Carried carried;
+    private final SnapshotView snapshotView = new SnapshotView();
+
+    private long readVersion = -1;
+    private WriteMap writes = new WriteMap();
+    private List<KeyRange> readConflicts = new ArrayList<>();
+    private List<KeyRange> writeConflicts = new ArrayList<>();
+    private long approximateSize;
+    private State state = State.ACTIVE;
+    private volatile boolean usedDuringCommit;
+    private boolean cancelled;
+    private boolean timedOut;
+    private boolean closed;
+    private long committedVersion = -1;
+    private CompletableFuture<byte[]> versionstamp;
+    private final List<PendingWatch> watches = new ArrayList<>();
+    private ScheduledFuture<?> timeoutTask;
+
+    EmbeddedTransaction(EmbeddedFdb db, EmbeddedEngine engine, Executor executor, TransactionSettings settings,
+                        Carried carried) {
+        this.db = db;
+        this.engine = engine;
+        this.executor = executor;
+        this.settings = settings;
+        this.carried = carried;
+        scheduleTimeout();
+    }
+
+    // ------------------------------------------------------------------ plumbing
+
+    /** Runs {@code body} on the executor and completes the returned future there. */
+    private <T> CompletableFuture<T> async(Supplier<T> body) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        try {
+            executor.execute(() -> {
+                try {
+                    f.complete(body.get());
+                } catch (Throwable t) {
+                    f.completeExceptionally(t);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            f.completeExceptionally(new EmbeddedFdbException(FdbErrors.OPERATION_FAILED,
+                    "The transaction's executor rejected the operation: " + e.getMessage()));
+        }
+        return f;
+    }
+
+    private <T> CompletableFuture<T> failed(Throwable t) {
+        return async(() -> {
+            throw t instanceof RuntimeException r ? r : new CompletionException(t);
+        });
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("Cannot access closed object");
+        }
+    }
+
+    /** The error an operation issued now must fail with, if any. Caller holds the monitor. */
+    private FDBException unusable() {
+        if (timedOut) {
+            return new EmbeddedFdbException(FdbErrors.TRANSACTION_TIMED_OUT);
+        }
+        if (cancelled) {
+            return new EmbeddedFdbException(FdbErrors.TRANSACTION_CANCELLED);
+        }
+        if (state == State.COMMITTING) {
+            usedDuringCommit = true;
+            return new EmbeddedFdbException(FdbErrors.USED_DURING_COMMIT);
+        }
+        return null;
+    }
+
+    private long ensureReadVersion() {
+        if (readVersion < 0) {
+            readVersion = engine.readVersion();
+        }
+        return readVersion;
+    }
+
+    private boolean readYourWrites(boolean snapshot) {
+        return !settings.readYourWritesDisabled && (!snapshot || settings.snapshotReadYourWrites);
+    }
+
+    private byte[] maxReadKey() {
+        return settings.readSystemKeys || settings.accessSystemKeys ? Bytes.SPECIAL_PREFIX : Bytes.SYSTEM_PREFIX;
+    }
+
+    private void checkReadKey(byte[] key) {
+        if (Bytes.compare(key, maxReadKey()) > 0) {
+            throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+        }
+        if (key.length > (isSystem(key) ? SYSTEM_KEY_SIZE_LIMIT : KEY_SIZE_LIMIT)) {
+            throw new EmbeddedFdbException(FdbErrors.KEY_TOO_LARGE);
+        }
+    }
+
+    private static boolean isSystem(byte[] key) {
+        return key.length > 0 && key[0] == (byte) 0xff;
+    }
+
+    /** Validates a key about to be written ({@code end} allows the system prefix itself as a range end). */
+    private void checkWriteKey(byte[] key, boolean end) {
+        if (isSystem(key) && !settings.accessSystemKeys && !(end && Arrays.equals(key, Bytes.SYSTEM_PREFIX))) {
+            throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+        }
+        if (key.length > (isSystem(key) ? SYSTEM_KEY_SIZE_LIMIT : KEY_SIZE_LIMIT)) {
+            throw new EmbeddedFdbException(FdbErrors.KEY_TOO_LARGE);
+        }
+    }
+
+    private void beginWrite() {
+        checkOpen();
+        FDBException e = unusable();
+        if (e != null) {
+            throw e;
+        }
+    }
+
+    private void addWriteConflict(KeyRange range) {
+        if (settings.nextWriteNoWriteConflict) {
+            settings.nextWriteNoWriteConflict = false;
+            return;
+        }
+        writeConflicts.add(range);
+        approximateSize += range.byteSize();
+    }
+
+    private void addReadConflict(KeyRange range) {
+        for (KeyRange r : writes.subtractWritten(range)) {
+            readConflicts.add(r);
+            approximateSize += r.byteSize();
+        }
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    CompletableFuture<byte[]> readValue(byte[] key, boolean snapshot) {
+        checkOpen();
+        return async(() -> {
+            synchronized (this) {
+                FDBException e = unusable();
+                if (e != null) {
+                    throw e;
+                }
+                checkReadKey(key);
+                long rv = ensureReadVersion();
+                WriteMap.Entry pending = null;
+                if (readYourWrites(snapshot)) {
+                    if (writes.touchesUnreadable(key, Bytes.keyAfter(key))) {
+                        throw new EmbeddedFdbException(FdbErrors.ACCESSED_UNREADABLE);
+                    }
+                    pending = writes.lookup(key);
+                }
+                if (!snapshot) {
+                    addReadConflict(KeyRange.single(key));
+                }
+                if (pending != null && pending.baseKnown()) {
+                    engine.checkReadable(rv);
+                    return pending.base();
+                }
+                byte[] committed = engine.get(key, rv);
+                return pending == null ? committed : pending.valueOver(committed);
+            }
+        });
+    }
+
+    /** The transaction's view of {@code [begin, end)}. Caller holds the monitor. */
+    private Iterator<Map.Entry<byte[], byte[]>> view(byte[] begin, byte[] end, boolean reverse, boolean snapshot) {
+        long rv = ensureReadVersion();
+        Iterator<Map.Entry<byte[], byte[]>> committed = engine.range(begin, end, rv, reverse);
+        if (!readYourWrites(snapshot)) {
+            return committed;
+        }
+        if (writes.touchesUnreadable(begin, end)) {
+            throw new EmbeddedFdbException(FdbErrors.ACCESSED_UNREADABLE);
+        }
+        return writes.overlay(committed, begin, end, reverse);
+    }
+
+    /**
+     * Resolves {@code selector} against this transaction's view: the last key below (or at, with orEqual)
+     * the reference key, moved by the offset; off the beginning is the empty key, off the end the first key
+     * past the readable key space. Records the span it inspected as a read conflict unless snapshot.
+     */
+    private byte[] resolve(KeySelector selector, boolean snapshot) {
+        byte[] ref = selector.getKey();
+        byte[] maxKey = maxReadKey();
+        if (Bytes.compare(ref, maxKey) > 0) {
+            throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+        }
+        int offset = selector.getOffset();
+        byte[] result;
+        KeyRange inspected;
+        if (offset > 0) {
+            byte[] from = selector.orEqual() ? Bytes.keyAfter(ref) : ref;
+            byte[] found = Bytes.compare(from, maxKey) < 0 ? nth(view(from, maxKey, false, snapshot), offset) : null;
+            result = found != null ? found : maxKey;
+            inspected = new KeyRange(from, found != null ? Bytes.keyAfter(found) : maxKey);
+        } else {
+            byte[] to = Bytes.min(selector.orEqual() ? Bytes.keyAfter(ref) : ref, maxKey);
+            byte[] found = nth(view(Bytes.EMPTY, to, true, snapshot), 1 - offset);
+            result = found != null ? found : Bytes.EMPTY;
+            inspected = new KeyRange(result, to);
+        }
+        if (!snapshot) {
+            addReadConflict(inspected);
+        }
+        return result;
+    }
+
+    private static byte[] nth(Iterator<Map.Entry<byte[], byte[]>> it, int n) {
+        for (int i = 1; it.hasNext(); i++) {
+            byte[] k = it.next().getKey();
+            if (i == n) {
+                return k;
+            }
+        }
+        return null;
+    }
+
+    CompletableFuture<byte[]> readKey(KeySelector selector, boolean snapshot) {
+        checkOpen();
+        return async(() -> {
+            synchronized (this) {
+                FDBException e = unusable();
+                if (e != null) {
+                    throw e;
+                }
+                byte[] r = resolve(selector, snapshot);
+                engine.checkReadable(readVersion);
+                return r;
+            }
+        });
+    }
+
+    AsyncIterable<KeyValue> readRange(KeySelector begin, KeySelector end, int limit, boolean reverse,
+                                      StreamingMode mode, boolean snapshot) {
+        checkOpen();
+        return new RangeRead(this, begin, end, limit, reverse, mode, snapshot);
+    }
+
+    /** Reads the next batch of at most {@code maxRows} rows of {@code c}, on the executor. */
+    CompletableFuture<RangeRead.Batch> readBatch(RangeRead.Cursor c, int maxRows) {
+        checkOpen();
+        return async(() -> {
+            synchronized (this) {
+                FDBException e = unusable();
+                if (e != null) {
+                    throw e;
+                }
+                if (!c.resolved) {
+                    resolveCursor(c);
+                }
+                int n = c.limited() ? Math.min(maxRows, c.rowsRemaining) : maxRows;
+                if (Bytes.compare(c.begin, c.end) >= 0 || n <= 0) {
+                    return new RangeRead.Batch(List.of(), true);
+                }
+                Iterator<Map.Entry<byte[], byte[]>> it = view(c.begin, c.end, c.reverse, c.snapshot);
+                List<KeyValue> rows = new ArrayList<>(Math.min(n, 256));
+                while (rows.size() < n && it.hasNext()) {
+                    Map.Entry<byte[], byte[]> kv = it.next();
+                    rows.add(new KeyValue(kv.getKey(), kv.getValue()));
+                }
+                boolean exhausted = !it.hasNext();
+                KeyRange decided;
+                if (exhausted) {
+                    decided = new KeyRange(c.begin, c.end);
+                    c.begin = c.end;
+                } else {
+                    byte[] last = rows.get(rows.size() - 1).getKey();
+                    if (c.reverse) {
+                        decided = new KeyRange(last, c.end);
+                        c.end = last;
+                    } else {
+                        decided = new KeyRange(c.begin, Bytes.keyAfter(last));
+                        c.begin = Bytes.keyAfter(last);
+                    }
+                }
+                if (!c.snapshot) {
+                    addReadConflict(decided);
+                }
+                if (c.limited()) {
+                    c.rowsRemaining -= rows.size();
+                }
+                engine.checkReadable(readVersion);
+                boolean done = exhausted || (c.limited() ? c.rowsRemaining <= 0 : false) || rows.isEmpty();
+                return new RangeRead.Batch(rows, done);
+            }
+        });
+    }
+
+    private void resolveCursor(RangeRead.Cursor c) {
+        int limit = c.rowsRemaining;
+        if (limit < 0 && limit != -1) {
+            throw new EmbeddedFdbException(FdbErrors.RANGE_LIMITS_INVALID);
+        }
+        if (c.mode == StreamingMode.EXACT && limit <= 0) {
+            throw new EmbeddedFdbException(FdbErrors.EXACT_MODE_WITHOUT_LIMITS);
+        }
+        if (limit == -1) {
+            c.rowsRemaining = 0;
+        }
+        byte[] maxKey = maxReadKey();
+        if (Bytes.compare(c.beginSelector.getKey(), maxKey) > 0 || Bytes.compare(c.endSelector.getKey(), maxKey) > 0) {
+            throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+        }
+        c.begin = isFirstGreaterOrEqual(c.beginSelector) ? c.beginSelector.getKey() : resolve(c.beginSelector, c.snapshot);
+        c.end = isFirstGreaterOrEqual(c.endSelector) ? c.endSelector.getKey() : resolve(c.endSelector, c.snapshot);
+        c.resolved = true;
+    }
+
+    private static boolean isFirstGreaterOrEqual(KeySelector s) {
+        return !s.orEqual() && s.getOffset() == 1;
+    }
+
+    @Override
+    public CompletableFuture<byte[]> get(byte[] key) {
+        return readValue(key, false);
+    }
+
+    @Override
+    public CompletableFuture<byte[]> getKey(KeySelector selector) {
+        return readKey(selector, false);
+    }
+
+    @Override
+    public AsyncIterable<KeyValue> getRange(KeySelector begin, KeySelector end, int limit, boolean reverse,
+                                            StreamingMode mode) {
+        return readRange(begin, end, limit, reverse, mode, false);
+    }
+
+    @Override
+    public boolean isSnapshot() {
+        return false;
+    }
+
+    @Override
+    public ReadTransaction snapshot() {
+        return snapshotView;
+    }
+
+    @Override
+    public synchronized CompletableFuture<Long> getReadVersion() {
+        checkOpen();
+        return async(() -> {
+            synchronized (this) {
+                FDBException e = unusable();
+                if (e != null) {
+                    throw e;
+                }
+                return ensureReadVersion();
+            }
+        });
+    }
+
+    @Override
+    public synchronized void setReadVersion(long version) {
+        checkOpen();
+        if (readVersion >= 0) {
+            throw new EmbeddedFdbException(FdbErrors.CLIENT_INVALID_OPERATION,
+                    "The read version must be set before the transaction's first read");
+        }
+        if (version <= 0) {
+            throw new EmbeddedFdbException(FdbErrors.CLIENT_INVALID_OPERATION, "Read version must be positive");
+        }
+        readVersion = version;
+    }
+
+    @Override
+    public synchronized boolean addReadConflictRangeIfNotSnapshot(byte[] begin, byte[] end) {
+        addReadConflictRange(begin, end);
+        return true;
+    }
+
+    @Override
+    public synchronized boolean addReadConflictKeyIfNotSnapshot(byte[] key) {
+        addReadConflictKey(key);
+        return true;
+    }
+
+    @Override
+    public synchronized void addReadConflictRange(byte[] begin, byte[] end) {
+        beginWrite();
+        checkRange(begin, end);
+        addReadConflict(new KeyRange(begin, end));
+    }
+
+    @Override
+    public synchronized void addReadConflictKey(byte[] key) {
+        addReadConflictRange(key, Bytes.keyAfter(key));
+    }
+
+    @Override
+    public synchronized void addWriteConflictRange(byte[] begin, byte[] end) {
+        beginWrite();
+        checkRange(begin, end);
+        writeConflicts.add(new KeyRange(begin, end));
+        approximateSize += begin.length + end.length;
+    }
+
+    @Override
+    public synchronized void addWriteConflictKey(byte[] key) {
+        addWriteConflictRange(key, Bytes.keyAfter(key));
+    }
+
+    private void checkRange(byte[] begin, byte[] end) {
+        if (Bytes.compare(begin, end) > 0) {
+            throw new EmbeddedFdbException(FdbErrors.INVERTED_RANGE);
+        }
+        byte[] limit = settings.accessSystemKeys || settings.readSystemKeys ? Bytes.SPECIAL_PREFIX : Bytes.SYSTEM_PREFIX;
+        if (Bytes.compare(end, limit) > 0) {
+            throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Long> getEstimatedRangeSizeBytes(byte[] begin, byte[] end) {
+        checkOpen();
+        return async(() -> {
+            synchronized (this) {
+                long rv = ensureReadVersion();
+                long size = 0;
+                for (Iterator<Map.Entry<byte[], byte[]>> it = engine.range(begin, end, rv, false); it.hasNext(); ) {
+                    Map.Entry<byte[], byte[]> kv = it.next();
+                    size += kv.getKey().length + kv.getValue().length;
+                }
+                return size;
+            }
+        });
+    }
+
+    @Override
+    public CompletableFuture<KeyArrayResult> getRangeSplitPoints(byte[] begin, byte[] end, long chunkSize) {
+        checkOpen();
+        return async(() -> {
+            synchronized (this) {
+                long rv = ensureReadVersion();
+                ByteArrayOutputStream keys = new ByteArrayOutputStream();
+                List<Integer> lengths = new ArrayList<>();
+                keys.writeBytes(begin);
+                lengths.add(begin.length);
+                long accumulated = 0;
+                for (Iterator<Map.Entry<byte[], byte[]>> it = engine.range(begin, end, rv, false); it.hasNext(); ) {
+                    Map.Entry<byte[], byte[]> kv = it.next();
+                    if (accumulated >= chunkSize && Bytes.compare(kv.getKey(), begin) > 0) {
+                        keys.writeBytes(kv.getKey());
+                        lengths.add(kv.getKey().length);
+                        accumulated = 0;
+                    }
+                    accumulated += kv.getKey().length + kv.getValue().length;
+                }
+                keys.writeBytes(end);
+                lengths.add(end.length);
+                return new KeyArrayResult(keys.toByteArray(), lengths.stream().mapToInt(Integer::intValue).toArray());
+            }
+        });
+    }
+
+    @Override
+    public TransactionOptions options() {
+        return new TransactionOptions((code, parameter) -> {
+            boolean timeoutChanged;
+            synchronized (this) {
+                checkOpen();
+                timeoutChanged = settings.apply(code, parameter);
+            }
+            if (timeoutChanged) {
+                scheduleTimeout();
+            }
+        });
+    }
+
+    @Override
+    public Executor getExecutor() {
+        return executor;
+    }
+
+    // ------------------------------------------------------------------ writes
+
+    @Override
+    public synchronized void set(byte[] key, byte[] value) {
+        beginWrite();
+        checkWriteKey(key, false);
+        if (value.length > VALUE_SIZE_LIMIT) {
+            throw new EmbeddedFdbException(FdbErrors.VALUE_TOO_LARGE);
+        }
+        writes.set(key, value);
+        addWriteConflict(KeyRange.single(key));
+        approximateSize += key.length + value.length;
+        ownWrite(key, Bytes.keyAfter(key));
+    }
+
+    @Override
+    public synchronized void clear(byte[] key) {
+        beginWrite();
+        checkWriteKey(key, false);
+        writes.clear(key);
+        addWriteConflict(KeyRange.single(key));
+        approximateSize += key.length;
+        ownWrite(key, Bytes.keyAfter(key));
+    }
+
+    @Override
+    public synchronized void clear(byte[] begin, byte[] end) {
+        beginWrite();
+        if (Bytes.compare(begin, end) > 0) {
+            throw new EmbeddedFdbException(FdbErrors.INVERTED_RANGE);
+        }
+        checkWriteKey(begin, false);
+        checkWriteKey(end, true);
+        writes.clearRange(begin, end);
+        addWriteConflict(new KeyRange(begin, end));
+        approximateSize += begin.length + end.length;
+        ownWrite(begin, end);
+    }
+
+    @Override
+    public void clear(Range range) {
+        clear(range.begin, range.end);
+    }
+
+    @Override
+    public void clearRangeStartsWith(byte[] prefix) {
+        clear(Range.startsWith(prefix));
+    }
+
+    @Override
+    public synchronized void mutate(MutationType type, byte[] key, byte[] param) {
+        beginWrite();
+        switch (type.code()) {
+            case 14 -> { // SET_VERSIONSTAMPED_KEY
+                int offset = versionstampOffset(key);
+                byte[] template = Arrays.copyOf(key, key.length - 4);
+                checkWriteKey(template, false);
+                checkValue(param);
+                byte[] low = template.clone();
+                Arrays.fill(low, offset, offset + 10, (byte) 0);
+                byte[] high = template.clone();
+                Arrays.fill(high, offset, offset + 10, (byte) 0xff);
+                KeyRange possible = new KeyRange(low, Bytes.keyAfter(high));
+                writes.setVersionstampedKey(template, offset, param, possible);
+                addWriteConflict(possible);
+                approximateSize += template.length + param.length;
+                ownWrite(possible.begin(), possible.end());
+            }
+            case 15 -> { // SET_VERSIONSTAMPED_VALUE
+                checkWriteKey(key, false);
+                int offset = versionstampOffset(param);
+                byte[] template = Arrays.copyOf(param, param.length - 4);
+                checkValue(template);
+                writes.setVersionstampedValue(key, template, offset);
+                addWriteConflict(KeyRange.single(key));
+                approximateSize += key.length + template.length;
+                ownWrite(key, Bytes.keyAfter(key));
+            }
+            case 2, 6, 7, 8, 9, 12, 13, 16, 17, 20 -> {
+                checkWriteKey(key, false);
+                checkValue(param);
+                writes.mutate(type, key, param);
+                addWriteConflict(KeyRange.single(key));
+                approximateSize += key.length + param.length;
+                ownWrite(key, Bytes.keyAfter(key));
+            }
+            default -> throw new EmbeddedFdbException(FdbErrors.INVALID_MUTATION_TYPE);
+        }
+    }
+
+    private static void checkValue(byte[] value) {
+        if (value.length > VALUE_SIZE_LIMIT) {
+            throw new EmbeddedFdbException(FdbErrors.VALUE_TOO_LARGE);
+        }
+    }
+
+    /** The versionstamp position encoded in the last four bytes (little-endian) of {@code bytes}. */
+    private static int versionstampOffset(byte[] bytes) {
+        if (bytes.length < 14) {
+            throw new EmbeddedFdbException(FdbErrors.CLIENT_INVALID_OPERATION,
+                    "A versionstamped key or value needs at least 14 bytes (10-byte stamp and 4-byte offset)");
+        }
+        int n = bytes.length;
+        int offset = (bytes[n - 4] & 0xff) | (bytes[n - 3] & 0xff) << 8 | (bytes[n - 2] & 0xff) << 16
+                | (bytes[n - 1] & 0xff) << 24;
+        if (offset < 0 || offset + 10 > n - 4) {
+            throw new EmbeddedFdbException(FdbErrors.CLIENT_INVALID_OPERATION,
+                    "Versionstamp offset " + offset + " does not leave room for 10 bytes in " + (n - 4));
+        }
+        return offset;
+    }
+
+    /** A write of this transaction to {@code [begin, end)} fires its own watches there (RYW watches). */
+    private void ownWrite(byte[] begin, byte[] end) {
+        if (watches.isEmpty()) {
+            return;
+        }
+        for (PendingWatch w : watches) {
+            if (!w.future.isDone() && Bytes.compare(w.key, begin) >= 0 && Bytes.compare(w.key, end) < 0) {
+                WriteMap.Entry e = writes.lookup(w.key);
+                boolean changed = e == null || !e.baseKnown() || e.unreadable() || !Arrays.equals(e.base(), w.seen);
+                if (changed) {
+                    executor.execute(() -> w.future.complete(null));
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ commit
+
+    @Override
+    public CompletableFuture<Void> commit() {
+        checkOpen();
+        final EmbeddedEngine.CommitRequest request;
+        final long sizeLimit;
+        final long size;
+        synchronized (this) {
+            FDBException e = unusable();
+            if (e != null) {
+                return failed(e);
+            }
+            state = State.COMMITTING;
+            if (writes.isEmpty() && writeConflicts.isEmpty()) {
+                request = null;
+            } else {
+                request = new EmbeddedEngine.CommitRequest(readVersion, readConflicts, writeConflicts, writes,
+                        () -> usedDuringCommit || cancelled || timedOut);
+            }
+            sizeLimit = settings.sizeLimit;
+            size = approximateSize;
+        }
+        if (request == null) {
+            return async(() -> {
+                committed(-1);
+                return null;
+            });
+        }
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        Runnable start = () -> {
+            if (size > sizeLimit) {
+                commitFailed(new EmbeddedFdbException(FdbErrors.TRANSACTION_TOO_LARGE), result);
+                return;
+            }
+            engine.commit(request).whenComplete((version, error) -> {
+                Runnable finish = () -> {
+                    if (error != null) {
+                        commitFailed(unwrap(error), result);
+                    } else {
+                        committed(version);
+                        result.complete(null);
+                    }
+                };
+                try {
+                    executor.execute(finish);
+                } catch (RejectedExecutionException rejected) {
+                    finish.run();
+                }
+            });
+        };
+        try {
+            executor.execute(start);
+        } catch (RejectedExecutionException rejected) {
+            commitFailed(new EmbeddedFdbException(FdbErrors.OPERATION_FAILED,
+                    "The transaction's executor rejected the commit"), result);
+        }
+        return result;
+    }
+
+    private void committed(long version) {
+        List<PendingWatch> handOver;
+        synchronized (this) {
+            state = State.COMMITTED;
+            committedVersion = version;
+            if (versionstamp != null) {
+                if (version < 0) {
+                    versionstamp.completeExceptionally(new EmbeddedFdbException(FdbErrors.NO_COMMIT_VERSION));
+                } else {
+                    versionstamp.complete(EmbeddedEngine.versionstamp(version));
+                }
+            }
+            handOver = List.copyOf(watches);
+            watches.clear();
+        }
+        for (PendingWatch w : handOver) {
+            synchronized (this) {
+                if (w.handedOver) {
+                    continue;
+                }
+                w.handedOver = true;
+            }
+            if (w.future.isDone()) {
+                engine.watches().release();
+                continue;
+            }
+            byte[] seen = version < 0 ? w.seen : engine.get(w.key, version);
+            engine.watches().register(w.key, seen, w.future, k -> engine.get(k, engine.visibleVersion()));
+        }
+    }
+
+    private void commitFailed(Throwable error, CompletableFuture<Void> result) {
+        synchronized (this) {
+            state = State.FAILED;
+            if (versionstamp != null) {
+                versionstamp.completeExceptionally(new EmbeddedFdbException(FdbErrors.TRANSACTION_INVALID_VERSION));
+            }
+        }
+        failWatches(error);
+        result.completeExceptionally(error);
+    }
+
+    private void failWatches(Throwable error) {
+        List<PendingWatch> dropped;
+        synchronized (this) {
+            dropped = List.copyOf(watches);
+            watches.clear();
+        }
+        for (PendingWatch w : dropped) {
+            boolean release;
+            synchronized (this) {
+                release = !w.handedOver;
+                w.handedOver = true;
+            }
+            if (release) {
+                engine.watches().release();
+            }
+            executor.execute(() -> w.future.completeExceptionally(error));
+        }
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    @Override
+    public synchronized Long getCommittedVersion() {
+        checkOpen();
+        return committedVersion;
+    }
+
+    @Override
+    public synchronized CompletableFuture<byte[]> getVersionstamp() {
+        checkOpen();
+        if (state != State.ACTIVE) {
+            return failed(new EmbeddedFdbException(FdbErrors.TRANSACTION_INVALID_VERSION));
+        }
+        if (versionstamp == null) {
+            versionstamp = new CompletableFuture<>();
+        }
+        CompletableFuture<byte[]> f = new CompletableFuture<>();
+        versionstamp.whenCompleteAsync((v, t) -> {
+            if (t != null) {
+                f.completeExceptionally(t);
+            } else {
+                f.complete(v.clone());
+            }
+        }, executor);
+        return f;
+    }
+
+    @Override
+    public synchronized CompletableFuture<Long> getApproximateSize() {
+        checkOpen();
+        long size = approximateSize;
+        return async(() -> size);
+    }
+
+    // ------------------------------------------------------------------ retry, cancel, timeout, close
+
+    @Override
+    public CompletableFuture<Transaction> onError(Throwable e) {
+        Throwable error = unwrap(e);
+        if (!(error instanceof FDBException fe)) {
+            return failed(error);
+        }
+        int code = fe.getCode();
+        boolean backoff = switch (code) {
+            case FdbErrors.NOT_COMMITTED, FdbErrors.COMMIT_UNKNOWN_RESULT, FdbErrors.DATABASE_LOCKED,
+                 FdbErrors.COMMIT_PROXY_MEMORY_LIMIT_EXCEEDED, FdbErrors.GRV_PROXY_MEMORY_LIMIT_EXCEEDED,
+                 FdbErrors.PROCESS_BEHIND, FdbErrors.BATCH_TRANSACTION_THROTTLED, FdbErrors.TAG_THROTTLED,
+                 FdbErrors.BLOB_GRANULE_REQUEST_FAILED, FdbErrors.PROXY_TAG_THROTTLED -> true;
+            default -> false;
+        };
+        boolean shortDelay = code == FdbErrors.TRANSACTION_TOO_OLD || code == FdbErrors.FUTURE_VERSION;
+        final EmbeddedTransaction next;
+        final long delayMillis;
+        synchronized (this) {
+            checkOpen();
+            if ((!backoff && !shortDelay) || (settings.retryLimit >= 0 && carried.retries >= settings.retryLimit)) {
+                return failed(error);
+            }
+            long nextBackoff = carried.backoffMillis;
+            if (backoff) {
+                delayMillis = Math.round(ThreadLocalRandom.current().nextDouble() * carried.backoffMillis);
+                nextBackoff = Math.min(carried.backoffMillis * 2, Math.max(settings.maxRetryDelayMillis, 0));
+            } else {
+                delayMillis = Math.min(INITIAL_BACKOFF_MS, settings.maxRetryDelayMillis);
+            }
+            next = new EmbeddedTransaction(db, engine, executor, settings.persistent(db.settings()),
+                    new Carried(carried.createdNanos, carried.retries + 1, Math.max(nextBackoff, 0)));
+            releaseResources(new EmbeddedFdbException(FdbErrors.TRANSACTION_CANCELLED));
+            closed = true;
+        }
+        CompletableFuture<Transaction> f = new CompletableFuture<>();
+        db.scheduler().schedule(() -> {
+            try {
+                executor.execute(() -> f.complete(next));
+            } catch (RejectedExecutionException rejected) {
+                f.complete(next);
+            }
+        }, delayMillis, TimeUnit.MILLISECONDS);
+        return f;
+    }
+
+    /** Drops what this transaction holds: its timer, pending watches and versionstamp. Caller holds the monitor. */
+    private void releaseResources(FDBException reason) {
+        if (timeoutTask != null) {
+            timeoutTask.cancel(false);
+        }
+        if (versionstamp != null && !versionstamp.isDone()) {
+            versionstamp.completeExceptionally(reason);
+        }
+        for (PendingWatch w : watches) {
+            if (!w.handedOver) {
+                w.handedOver = true;
+                engine.watches().release();
+            }
+            w.future.completeExceptionally(reason);
+        }
+        watches.clear();
+    }
+
+    @Override
+    public synchronized void cancel() {
+        checkOpen();
+        if (state == State.COMMITTED) {
+            return;
+        }
+        cancelled = true;
+        releaseResources(new EmbeddedFdbException(FdbErrors.TRANSACTION_CANCELLED));
+    }
+
+    private void scheduleTimeout() {
+        synchronized (this) {
+            if (timeoutTask != null) {
+                timeoutTask.cancel(false);
+                timeoutTask = null;
+            }
+            if (settings.timeoutMillis <= 0) {
+                return;
+            }
+            long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - carried.createdNanos);
+            long remaining = Math.max(0, settings.timeoutMillis - elapsed);
+            timeoutTask = db.scheduler().schedule(this::timeOut, remaining, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private synchronized void timeOut() {
+        if (closed || state == State.COMMITTED || state == State.FAILED) {
+            return;
+        }
+        timedOut = true;
+        releaseResources(new EmbeddedFdbException(FdbErrors.TRANSACTION_TIMED_OUT));
+    }
+
+    @Override
+    public CompletableFuture<Void> watch(byte[] key) {
+        checkOpen();
+        synchronized (this) {
+            if (settings.readYourWritesDisabled) {
+                return failed(new EmbeddedFdbException(FdbErrors.WATCHES_DISABLED));
+            }
+            FDBException e = unusable();
+            if (e != null) {
+                return failed(e);
+            }
+            try {
+                checkReadKey(key);
+                if (!engine.watches().reserve(db.settings().maxWatches())) {
+                    return failed(new EmbeddedFdbException(FdbErrors.TOO_MANY_WATCHES));
+                }
+                byte[] seen;
+                try {
+                    WriteMap.Entry pending = writes.lookup(key);
+                    long rv = ensureReadVersion();
+                    seen = pending != null && pending.baseKnown() ? pending.base()
+                            : pending != null ? pending.valueOver(engine.get(key, rv)) : engine.get(key, rv);
+                } catch (RuntimeException readFailed) {
+                    engine.watches().release();
+                    throw readFailed;
+                }
+                PendingWatch w = new PendingWatch(key, seen);
+                watches.add(w);
+                w.future.whenComplete((v, t) -> {
+                    boolean release;
+                    synchronized (this) {
+                        release = !w.handedOver;
+                        w.handedOver = true;
+                        watches.remove(w);
+                    }
+                    if (release) {
+                        engine.watches().release();
+                    }
+                });
+                return w.future;
+            } catch (RuntimeException ex) {
+                return failed(ex);
+            }
+        }
+    }
+
+    @Override
+    public Database getDatabase() {
+        return db;
+    }
+
+    @Override
+    public <T> T run(Function<? super Transaction, T> retryable) {
+        return retryable.apply(this);
+    }
+
+    @Override
+    public <T> CompletableFuture<T> runAsync(Function<? super Transaction, ? extends CompletableFuture<T>> retryable) {
+        try {
+            return retryable.apply(this);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        if (state != State.COMMITTED) {
+            releaseResources(new EmbeddedFdbException(FdbErrors.TRANSACTION_CANCELLED));
+        } else if (timeoutTask != null) {
+            timeoutTask.cancel(false);
+        }
+        closed = true;
+    }
+
+    // ------------------------------------------------------------------ snapshot view
+
+    /** The snapshot view: the same transaction, reading without read conflicts. */
+    private final class SnapshotView extends EmbeddedReadTransaction {
+        @Override
+        public boolean isSnapshot() {
+            return true;
+        }
+
+        @Override
+        public ReadTransaction snapshot() {
+            return this;
+        }
+
+        @Override
+        public CompletableFuture<Long> getReadVersion() {
+            return EmbeddedTransaction.this.getReadVersion();
+        }
+
+        @Override
+        public void setReadVersion(long version) {
+            EmbeddedTransaction.this.setReadVersion(version);
+        }
+
+        @Override
+        public boolean addReadConflictRangeIfNotSnapshot(byte[] begin, byte[] end) {
+            return false;
+        }
+
+        @Override
+        public boolean addReadConflictKeyIfNotSnapshot(byte[] key) {
+            return false;
+        }
+
+        @Override
+        public CompletableFuture<byte[]> get(byte[] key) {
+            return readValue(key, true);
+        }
+
+        @Override
+        public CompletableFuture<byte[]> getKey(KeySelector selector) {
+            return readKey(selector, true);
+        }
+
+        @Override
+        public AsyncIterable<KeyValue> getRange(KeySelector begin, KeySelector end, int limit, boolean reverse,
+                                                StreamingMode mode) {
+            return readRange(begin, end, limit, reverse, mode, true);
+        }
+
+        @Override
+        public CompletableFuture<Long> getEstimatedRangeSizeBytes(byte[] begin, byte[] end) {
+            return EmbeddedTransaction.this.getEstimatedRangeSizeBytes(begin, end);
+        }
+
+        @Override
+        public CompletableFuture<KeyArrayResult> getRangeSplitPoints(byte[] begin, byte[] end, long chunkSize) {
+            return EmbeddedTransaction.this.getRangeSplitPoints(begin, end, chunkSize);
+        }
+
+        @Override
+        public TransactionOptions options() {
+            return EmbeddedTransaction.this.options();
+        }
+
+        @Override
+        public Executor getExecutor() {
+            return executor;
+        }
+    }
+}

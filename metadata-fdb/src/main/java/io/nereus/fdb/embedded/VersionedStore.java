@@ -1,0 +1,199 @@
+package io.nereus.fdb.embedded;
+
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.NoSuchElementException;
+import java.util.concurrent.ConcurrentSkipListMap;
+
+/**
+ * The multi-version key space: for each key, the values it held at each committed version still inside the
+ * MVCC window.
+ *
+ * <p>Threading: one writer at a time (the commit critical section calls {@link #set}, {@link #clearRange}
+ * and {@link #prune}); any number of concurrent readers. Each key's history is an immutable {@link Chain}
+ * replaced as a whole, so a reader always sees a consistent chain.
+ *
+ * <p>Pruning keeps, for every key, the newest entry at or below the cutoff and everything after it; a key
+ * whose only remaining entry is a deletion at or below the cutoff disappears. Reads at a version below the
+ * cutoff are no longer possible; the caller refuses them with 1007 {@code transaction_too_old}. Every write
+ * queues its key once, so pruning costs O(1) amortized per write.
+ */
+final class VersionedStore {
+    /** Versions and values of one key, oldest first; a {@code null} value is a deletion. */
+    record Chain(long[] versions, byte[][] values) {
+        byte[] valueAt(long version) {
+            for (int i = versions.length - 1; i >= 0; i--) {
+                if (versions[i] <= version) {
+                    return values[i];
+                }
+            }
+            return null;
+        }
+
+        byte[] latest() {
+            return values[values.length - 1];
+        }
+
+        Chain append(long version, byte[] value) {
+            int n = versions.length;
+            if (versions[n - 1] == version) {
+                byte[][] vs = values.clone();
+                vs[n - 1] = value;
+                return new Chain(versions, vs);
+            }
+            long[] v = Arrays.copyOf(versions, n + 1);
+            byte[][] vs = Arrays.copyOf(values, n + 1);
+            v[n] = version;
+            vs[n] = value;
+            return new Chain(v, vs);
+        }
+
+        /** This chain without entries made obsolete by {@code cutoff}, or {@code null} when nothing remains. */
+        Chain prunedTo(long cutoff) {
+            int keep = 0;
+            for (int i = versions.length - 1; i >= 0; i--) {
+                if (versions[i] <= cutoff) {
+                    keep = i;
+                    break;
+                }
+            }
+            if (keep == versions.length - 1 && values[keep] == null && versions[keep] <= cutoff) {
+                return null;
+            }
+            if (keep == 0) {
+                return this;
+            }
+            return new Chain(Arrays.copyOfRange(versions, keep, versions.length),
+                    Arrays.copyOfRange(values, keep, values.length));
+        }
+    }
+
+    private record Touched(long version, byte[] key) {
+    }
+
+    private final ConcurrentSkipListMap<byte[], Chain> keys = new ConcurrentSkipListMap<>(Bytes.ORDER);
+    private final ArrayDeque<Touched> pruneQueue = new ArrayDeque<>();
+    private long versionEntries;
+
+    /** The value of {@code key} at {@code version}, or {@code null} when absent. */
+    byte[] get(byte[] key, long version) {
+        Chain c = keys.get(key);
+        return c == null ? null : c.valueAt(version);
+    }
+
+    /** The newest value of {@code key}, committed or not yet visible; writer thread only. */
+    byte[] latest(byte[] key) {
+        Chain c = keys.get(key);
+        return c == null ? null : c.latest();
+    }
+
+    void set(long version, byte[] key, byte[] value) {
+        write(version, key, value);
+    }
+
+    /** Clears {@code [begin, end)}: every key present there gets a deletion at {@code version}. */
+    void clearRange(long version, byte[] begin, byte[] end) {
+        if (Bytes.compare(begin, end) >= 0) {
+            return;
+        }
+        for (Map.Entry<byte[], Chain> e : keys.subMap(begin, end).entrySet()) {
+            if (e.getValue().latest() != null) {
+                write(version, e.getKey(), null);
+            }
+        }
+    }
+
+    private void write(long version, byte[] key, byte[] value) {
+        Chain old = keys.get(key);
+        if (old == null) {
+            if (value == null) {
+                return;
+            }
+            keys.put(key, new Chain(new long[] {version}, new byte[][] {value}));
+            versionEntries++;
+        } else {
+            Chain next = old.append(version, value);
+            versionEntries += next.versions.length - old.versions.length;
+            keys.put(key, next);
+        }
+        pruneQueue.addLast(new Touched(version, key));
+    }
+
+    /** Drops history no read at or above {@code cutoff} can need; writer thread only. */
+    void prune(long cutoff) {
+        Touched t;
+        while ((t = pruneQueue.peekFirst()) != null && t.version <= cutoff) {
+            pruneQueue.pollFirst();
+            Chain c = keys.get(t.key);
+            if (c == null) {
+                continue;
+            }
+            Chain p = c.prunedTo(cutoff);
+            if (p == null) {
+                keys.remove(t.key);
+                versionEntries -= c.versions.length;
+            } else if (p != c) {
+                keys.put(t.key, p);
+                versionEntries -= c.versions.length - p.versions.length;
+            }
+        }
+    }
+
+    /** Loads a key at a base version during recovery; writer thread only, before any reader. */
+    void load(long version, byte[] key, byte[] value) {
+        keys.put(key, new Chain(new long[] {version}, new byte[][] {value}));
+        versionEntries++;
+    }
+
+    /**
+     * The keys and values in {@code [begin, end)} ({@code end == null}: to the end) present at {@code version}, lazily, in ascending or
+     * descending order. The iterator stays valid while writers run: it sees each key as of {@code version}.
+     */
+    Iterator<Map.Entry<byte[], byte[]>> range(byte[] begin, byte[] end, long version, boolean reverse) {
+        if (end != null && Bytes.compare(begin, end) >= 0) {
+            return java.util.Collections.emptyIterator();
+        }
+        NavigableMap<byte[], Chain> sub = end == null ? keys.tailMap(begin, true) : keys.subMap(begin, true, end, false);
+        Iterator<Map.Entry<byte[], Chain>> it = (reverse ? sub.descendingMap() : sub).entrySet().iterator();
+        return new Iterator<>() {
+            private Map.Entry<byte[], byte[]> next = advance();
+
+            private Map.Entry<byte[], byte[]> advance() {
+                while (it.hasNext()) {
+                    Map.Entry<byte[], Chain> e = it.next();
+                    byte[] v = e.getValue().valueAt(version);
+                    if (v != null) {
+                        return Map.entry(e.getKey(), v);
+                    }
+                }
+                return null;
+            }
+
+            @Override
+            public boolean hasNext() {
+                return next != null;
+            }
+
+            @Override
+            public Map.Entry<byte[], byte[]> next() {
+                if (next == null) {
+                    throw new NoSuchElementException();
+                }
+                Map.Entry<byte[], byte[]> r = next;
+                next = advance();
+                return r;
+            }
+        };
+    }
+
+    long keyCount() {
+        return keys.size();
+    }
+
+    long versionEntries() {
+        return versionEntries;
+    }
+}

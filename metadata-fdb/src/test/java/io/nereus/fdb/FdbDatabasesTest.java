@@ -1,0 +1,63 @@
+package io.nereus.fdb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.apple.foundationdb.Database;
+import io.nereus.fdb.embedded.EmbeddedFdb;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FdbDatabasesTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void open_withoutClusterFile_inMemory_isEmbedded() {
+        try (Database db = FdbDatabases.open(Optional.empty(), Optional.empty())) {
+            assertThat(db).isInstanceOf(EmbeddedFdb.class);
+            db.run(tr -> {
+                tr.set(new byte[] {1}, new byte[] {2});
+                return null;
+            });
+        }
+    }
+
+    @Test
+    void open_withoutClusterFile_withDirectory_isDurable() {
+        Path dir = tmp.resolve("meta");
+        try (Database db = FdbDatabases.open(Optional.empty(), Optional.of(dir))) {
+            db.run(tr -> {
+                tr.set(new byte[] {1}, new byte[] {2});
+                return null;
+            });
+        }
+        try (Database db = FdbDatabases.open(Optional.empty(), Optional.of(dir))) {
+            assertThat((byte[]) db.read(tr -> tr.get(new byte[] {1}).join())).containsExactly(2);
+        }
+    }
+
+    @Test
+    void open_missingClusterFile_namesTheFile() {
+        Path missing = tmp.resolve("nope.cluster");
+        assertThatThrownBy(() -> FdbDatabases.open(Optional.of(missing), Optional.empty()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(missing.toString());
+    }
+
+    @Test
+    void open_clusterFileWithoutNativeClient_saysTheClientIsMissing() throws Exception {
+        assumeTrue(System.getProperty("nereus.fdb.clusterFile", "").isBlank(),
+                "a real cluster is configured, so the native client is present");
+        Path clusterFile = tmp.resolve("fdb.cluster");
+        Files.writeString(clusterFile, "test:test@127.0.0.1:4500\n");
+        assertThatThrownBy(() -> FdbDatabases.open(Optional.of(clusterFile), Optional.empty()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("native client")
+                .hasMessageContaining(clusterFile.toString());
+    }
+}
