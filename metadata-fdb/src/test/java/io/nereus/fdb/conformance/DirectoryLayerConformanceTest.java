@@ -108,8 +108,10 @@ class DirectoryLayerConformanceTest extends ConformanceTestBase {
 
     @Test
     void tuple_packedOrder_matchesTupleOrder() {
-        List<Tuple> sorted = List.of(Tuple.from(-1000L), Tuple.from(-1L), Tuple.from(0L), Tuple.from(1L),
-                Tuple.from(1000L), Tuple.from("a"), Tuple.from("a", 1L), Tuple.from("b"));
+        // Type codes order first (byte strings 0x01 < strings 0x02 < integers 0x0c..0x1c), then values.
+        List<Tuple> sorted = List.of(Tuple.from(new byte[] {5}), Tuple.from("a"), Tuple.from("a", 1L),
+                Tuple.from("b"), Tuple.from(-1000L), Tuple.from(-1L), Tuple.from(0L), Tuple.from(1L),
+                Tuple.from(1000L));
         for (int i = 1; i < sorted.size(); i++) {
             assertThat(ByteArrayUtil.compareUnsigned(sorted.get(i - 1).pack(), sorted.get(i).pack()))
                     .as("%s < %s", sorted.get(i - 1), sorted.get(i)).isNegative();
