@@ -15,17 +15,18 @@ final class Atomics {
     }
 
     static byte[] apply(MutationType type, byte[] existing, byte[] param) {
-        return switch (type) {
-            case ADD -> add(existing, param);
-            case BIT_AND -> existing == null ? param : and(existing, param);
-            case BIT_OR -> isEmpty(existing) ? param : or(existing, param);
-            case BIT_XOR -> isEmpty(existing) ? param : xor(existing, param);
-            case MAX -> max(existing, param);
-            case MIN -> min(existing, param);
-            case BYTE_MIN -> existing == null || Bytes.compare(param, existing) < 0 ? param : existing;
-            case BYTE_MAX -> existing == null || Bytes.compare(param, existing) > 0 ? param : existing;
-            case COMPARE_AND_CLEAR -> existing != null && Arrays.equals(existing, param) ? null : existing;
-            case APPEND_IF_FITS -> appendIfFits(existing, param);
+        // By code: the deprecated AND, OR and XOR share the codes of BIT_AND, BIT_OR and BIT_XOR.
+        return switch (type.code()) {
+            case 2 -> add(existing, param);
+            case 6 -> existing == null ? param : and(existing, param);
+            case 7 -> isEmpty(existing) ? param : or(existing, param);
+            case 8 -> isEmpty(existing) ? param : xor(existing, param);
+            case 12 -> max(existing, param);
+            case 13 -> min(existing, param);
+            case 16 -> existing == null || Bytes.compare(param, existing) < 0 ? param : existing;
+            case 17 -> existing == null || Bytes.compare(param, existing) > 0 ? param : existing;
+            case 20 -> existing != null && Arrays.equals(existing, param) ? null : existing;
+            case 9 -> appendIfFits(existing, param);
             default -> throw new IllegalArgumentException("not a value-combining mutation: " + type);
         };
     }

@@ -33,8 +33,10 @@ final class ConflictHistory {
             if (steps.floorEntry(r.begin()).getValue() > readVersion) {
                 return true;
             }
-            for (Long v : steps.subMap(r.begin(), false, r.end(), false).values()) {
-                if (v > readVersion) {
+            // Usually no boundary, or one, lies inside a read range: step through them without a view.
+            for (Map.Entry<byte[], Long> e = steps.higherEntry(r.begin());
+                 e != null && Bytes.compare(e.getKey(), r.end()) < 0; e = steps.higherEntry(e.getKey())) {
+                if (e.getValue() > readVersion) {
                     return true;
                 }
             }

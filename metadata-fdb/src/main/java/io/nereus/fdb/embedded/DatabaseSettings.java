@@ -12,7 +12,7 @@ final class DatabaseSettings {
     private volatile long retryLimit = -1;
     private volatile long maxRetryDelayMillis = TransactionSettings.DEFAULT_MAX_RETRY_DELAY_MS;
     private volatile long sizeLimit = TransactionSettings.DEFAULT_SIZE_LIMIT;
-    private volatile boolean snapshotReadYourWrites = true;
+    private volatile int snapshotReadYourWrites = 1;
     private volatile int maxWatches = DEFAULT_MAX_WATCHES;
 
     void apply(int code, byte[] parameter) {
@@ -28,8 +28,8 @@ final class DatabaseSettings {
                 sizeLimit = v;
             }
             case 20 -> maxWatches = (int) TransactionSettings.nonNegative(code, parameter, 1_000_000);
-            case 26 -> snapshotReadYourWrites = true;
-            case 27 -> snapshotReadYourWrites = false;
+            case 26 -> snapshotReadYourWrites++;
+            case 27 -> snapshotReadYourWrites--;
             default -> {
                 // Location cache, machine/datacenter ids, transaction logging and similar client tuning.
             }

@@ -143,8 +143,7 @@ final class EmbeddedEngine {
     void checkHealthy() {
         Throwable f = failure;
         if (f != null) {
-            throw new EmbeddedFdbException(FdbErrors.OPERATION_FAILED,
-                    "EmbeddedFdb stopped after a storage failure: " + f);
+            throw new EmbeddedFdbException(FdbErrors.OPERATION_FAILED, "EmbeddedFdb is not serving: " + f.getMessage());
         }
     }
 
@@ -215,7 +214,7 @@ final class EmbeddedEngine {
         final long v = version;
         return durable.handle((ok, error) -> {
             if (error != null) {
-                failure = error;
+                failure = new IllegalStateException("its durable log failed: " + error, error);
                 inFlight.decrementAndGet();
                 return CompletableFuture.<Long>failedFuture(new EmbeddedFdbException(FdbErrors.COMMIT_UNKNOWN_RESULT,
                         "Transaction may or may not have committed: the durable log failed: " + error));
@@ -317,7 +316,8 @@ final class EmbeddedEngine {
         }
     }
 
-    void fail(Throwable t) {
-        failure = t;
+    /** Stops serving: every later operation fails with 1000 naming {@code reason}. */
+    void fail(Throwable reason) {
+        failure = reason;
     }
 }

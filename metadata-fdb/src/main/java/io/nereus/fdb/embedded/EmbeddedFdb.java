@@ -348,7 +348,7 @@ public final class EmbeddedFdb implements Database {
         } catch (Exception e) {
             throw new IllegalStateException("EmbeddedFdb failed to close its storage", e);
         } finally {
-            engine.fail(new IllegalStateException("database closed"));
+            engine.fail(new IllegalStateException("the database was closed"));
             engine.watches().failAll(new EmbeddedFdbException(FdbErrors.OPERATION_CANCELLED));
             shutdownThreads();
         }

@@ -79,9 +79,8 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     private List<KeyRange> writeConflicts = new ArrayList<>();
     private long approximateSize;
     private State state = State.ACTIVE;
-    private volatile boolean usedDuringCommit;
-    private boolean cancelled;
-    private boolean timedOut;
+    private volatile boolean cancelled;
+    private volatile boolean timedOut;
     private boolean closed;
     private long committedVersion = -1;
     private CompletableFuture<byte[]> versionstamp;
@@ -100,15 +99,30 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
 
     // ------------------------------------------------------------------ plumbing
 
-    /** Runs {@code body} on the executor and completes the returned future there. */
-    private <T> CompletableFuture<T> async(Supplier<T> body) {
+    /**
+     * Performs {@code body} now, on the calling thread, and delivers its outcome through a future completed
+     * on the executor. Reads are therefore ordered with the writes around them exactly as issued: a read
+     * sees the writes issued before it and none issued after, as FoundationDB's read-your-writes layer does.
+     */
+    private <T> CompletableFuture<T> issue(Supplier<T> body) {
+        T value = null;
+        Throwable error = null;
+        try {
+            value = body.get();
+        } catch (RuntimeException e) {
+            error = e;
+        }
+        return deliver(value, error);
+    }
+
+    private <T> CompletableFuture<T> deliver(T value, Throwable error) {
         CompletableFuture<T> f = new CompletableFuture<>();
         try {
             executor.execute(() -> {
-                try {
-                    f.complete(body.get());
-                } catch (Throwable t) {
-                    f.completeExceptionally(t);
+                if (error != null) {
+                    f.completeExceptionally(error);
+                } else {
+                    f.complete(value);
                 }
             });
         } catch (RejectedExecutionException e) {
@@ -119,9 +133,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     }
 
     private <T> CompletableFuture<T> failed(Throwable t) {
-        return async(() -> {
-            throw t instanceof RuntimeException r ? r : new CompletionException(t);
-        });
+        return deliver(null, t);
     }
 
     private void checkOpen() {
@@ -138,8 +150,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         if (cancelled) {
             return new EmbeddedFdbException(FdbErrors.TRANSACTION_CANCELLED);
         }
-        if (state == State.COMMITTING) {
-            usedDuringCommit = true;
+        if (state == State.COMMITTING || state == State.COMMITTED) {
             return new EmbeddedFdbException(FdbErrors.USED_DURING_COMMIT);
         }
         return null;
@@ -153,15 +164,16 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     }
 
     private boolean readYourWrites(boolean snapshot) {
-        return !settings.readYourWritesDisabled && (!snapshot || settings.snapshotReadYourWrites);
+        return !settings.readYourWritesDisabled && (!snapshot || settings.snapshotReadYourWrites > 0);
     }
 
     private byte[] maxReadKey() {
         return settings.readSystemKeys || settings.accessSystemKeys ? Bytes.SPECIAL_PREFIX : Bytes.SYSTEM_PREFIX;
     }
 
+    /** A single key read must lie below the readable key space's end; a selector may name the end itself. */
     private void checkReadKey(byte[] key) {
-        if (Bytes.compare(key, maxReadKey()) > 0) {
+        if (Bytes.compare(key, maxReadKey()) >= 0) {
             throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
         }
         if (key.length > (isSystem(key) ? SYSTEM_KEY_SIZE_LIMIT : KEY_SIZE_LIMIT)) {
@@ -211,7 +223,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
 
     CompletableFuture<byte[]> readValue(byte[] key, boolean snapshot) {
         checkOpen();
-        return async(() -> {
+        return issue(() -> {
             synchronized (this) {
                 FDBException e = unusable();
                 if (e != null) {
@@ -295,14 +307,15 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
 
     CompletableFuture<byte[]> readKey(KeySelector selector, boolean snapshot) {
         checkOpen();
-        return async(() -> {
+        return issue(() -> {
             synchronized (this) {
                 FDBException e = unusable();
                 if (e != null) {
                     throw e;
                 }
+                long rv = ensureReadVersion();
                 byte[] r = resolve(selector, snapshot);
-                engine.checkReadable(readVersion);
+                engine.checkReadable(rv);
                 return r;
             }
         });
@@ -317,7 +330,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     /** Reads the next batch of at most {@code maxRows} rows of {@code c}, on the executor. */
     CompletableFuture<RangeRead.Batch> readBatch(RangeRead.Cursor c, int maxRows) {
         checkOpen();
-        return async(() -> {
+        return issue(() -> {
             synchronized (this) {
                 FDBException e = unusable();
                 if (e != null) {
@@ -358,7 +371,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                     c.rowsRemaining -= rows.size();
                 }
                 engine.checkReadable(readVersion);
-                boolean done = exhausted || (c.limited() ? c.rowsRemaining <= 0 : false) || rows.isEmpty();
+                boolean done = exhausted || (c.limited() && c.rowsRemaining <= 0) || rows.isEmpty();
                 return new RangeRead.Batch(rows, done);
             }
         });
@@ -372,9 +385,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         if (c.mode == StreamingMode.EXACT && limit <= 0) {
             throw new EmbeddedFdbException(FdbErrors.EXACT_MODE_WITHOUT_LIMITS);
         }
-        if (limit == -1) {
-            c.rowsRemaining = 0;
-        }
+        c.limited = limit > 0;
         byte[] maxKey = maxReadKey();
         if (Bytes.compare(c.beginSelector.getKey(), maxKey) > 0 || Bytes.compare(c.endSelector.getKey(), maxKey) > 0) {
             throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
@@ -417,7 +428,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public synchronized CompletableFuture<Long> getReadVersion() {
         checkOpen();
-        return async(() -> {
+        return issue(() -> {
             synchronized (this) {
                 FDBException e = unusable();
                 if (e != null) {
@@ -491,7 +502,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public CompletableFuture<Long> getEstimatedRangeSizeBytes(byte[] begin, byte[] end) {
         checkOpen();
-        return async(() -> {
+        return issue(() -> {
             synchronized (this) {
                 long rv = ensureReadVersion();
                 long size = 0;
@@ -507,7 +518,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public CompletableFuture<KeyArrayResult> getRangeSplitPoints(byte[] begin, byte[] end, long chunkSize) {
         checkOpen();
-        return async(() -> {
+        return issue(() -> {
             synchronized (this) {
                 long rv = ensureReadVersion();
                 ByteArrayOutputStream keys = new ByteArrayOutputStream();
@@ -696,13 +707,13 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                 request = null;
             } else {
                 request = new EmbeddedEngine.CommitRequest(readVersion, readConflicts, writeConflicts, writes,
-                        () -> usedDuringCommit || cancelled || timedOut);
+                        () -> cancelled || timedOut);
             }
             sizeLimit = settings.sizeLimit;
             size = approximateSize;
         }
         if (request == null) {
-            return async(() -> {
+            return issue(() -> {
                 committed(-1);
                 return null;
             });
@@ -815,6 +826,10 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public synchronized CompletableFuture<byte[]> getVersionstamp() {
         checkOpen();
+        FDBException unusable = unusable();
+        if (unusable != null) {
+            return failed(unusable);
+        }
         if (state != State.ACTIVE) {
             return failed(new EmbeddedFdbException(FdbErrors.TRANSACTION_INVALID_VERSION));
         }
@@ -835,8 +850,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public synchronized CompletableFuture<Long> getApproximateSize() {
         checkOpen();
-        long size = approximateSize;
-        return async(() -> size);
+        return deliver(approximateSize, null);
     }
 
     // ------------------------------------------------------------------ retry, cancel, timeout, close
@@ -860,6 +874,9 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         final long delayMillis;
         synchronized (this) {
             checkOpen();
+            if (cancelled) {
+                return failed(new EmbeddedFdbException(FdbErrors.TRANSACTION_CANCELLED));
+            }
             if ((!backoff && !shortDelay) || (settings.retryLimit >= 0 && carried.retries >= settings.retryLimit)) {
                 return failed(error);
             }
@@ -894,14 +911,15 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         if (versionstamp != null && !versionstamp.isDone()) {
             versionstamp.completeExceptionally(reason);
         }
-        for (PendingWatch w : watches) {
+        List<PendingWatch> dropped = List.copyOf(watches);
+        watches.clear();
+        for (PendingWatch w : dropped) {
             if (!w.handedOver) {
                 w.handedOver = true;
                 engine.watches().release();
             }
             w.future.completeExceptionally(reason);
         }
-        watches.clear();
     }
 
     @Override

@@ -31,7 +31,9 @@ final class RangeRead implements AsyncIterable<KeyValue> {
         boolean resolved;
         byte[] begin;
         byte[] end;
+        /** Rows still allowed; meaningful only when {@link #limited} (fixed when the selectors resolve). */
         int rowsRemaining;
+        boolean limited;
 
         Cursor(KeySelector begin, KeySelector end, int limit, boolean reverse, boolean snapshot, StreamingMode mode) {
             this.mode = mode;
@@ -43,7 +45,7 @@ final class RangeRead implements AsyncIterable<KeyValue> {
         }
 
         boolean limited() {
-            return rowsRemaining > 0;
+            return limited;
         }
     }
 
@@ -107,7 +109,7 @@ final class RangeRead implements AsyncIterable<KeyValue> {
             fetch();
         }
 
-        private synchronized void fetch() {
+        private synchronized CompletableFuture<Boolean> fetch() {
             CompletableFuture<Boolean> promise = new CompletableFuture<>();
             fetching = promise;
             tr.readBatch(cursor, batchSize(iteration++)).whenComplete((b, t) -> {
@@ -129,6 +131,7 @@ final class RangeRead implements AsyncIterable<KeyValue> {
                     promise.complete(more);
                 }
             });
+            return promise;
         }
 
         @Override
@@ -148,8 +151,7 @@ final class RangeRead implements AsyncIterable<KeyValue> {
             if (done) {
                 return CompletableFuture.completedFuture(false);
             }
-            fetch();
-            return fetching;
+            return fetch();
         }
 
         @Override

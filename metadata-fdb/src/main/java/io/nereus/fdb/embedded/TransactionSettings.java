@@ -18,7 +18,8 @@ final class TransactionSettings {
     long maxRetryDelayMillis = DEFAULT_MAX_RETRY_DELAY_MS;
     long sizeLimit = DEFAULT_SIZE_LIMIT;
     boolean readYourWritesDisabled;
-    boolean snapshotReadYourWrites = true;
+    /** FoundationDB counts enables (600) against disables (601): snapshot reads see own writes while positive. */
+    int snapshotReadYourWrites = 1;
     boolean accessSystemKeys;
     boolean readSystemKeys;
     boolean nextWriteNoWriteConflict;
@@ -50,8 +51,8 @@ final class TransactionSettings {
             }
             case 30 -> nextWriteNoWriteConflict = true;
             case 51 -> readYourWritesDisabled = true;
-            case 600 -> snapshotReadYourWrites = true;
-            case 601 -> snapshotReadYourWrites = false;
+            case 600 -> snapshotReadYourWrites++;
+            case 601 -> snapshotReadYourWrites--;
             case 301 -> accessSystemKeys = true;
             case 302 -> readSystemKeys = true;
             default -> {
