@@ -761,7 +761,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                     versionstamp.complete(EmbeddedEngine.versionstamp(version));
                 }
             }
-            handOver = List.copyOf(watches);
+            handOver = watches.isEmpty() ? List.of() : List.copyOf(watches);
             watches.clear();
         }
         for (PendingWatch w : handOver) {

@@ -57,6 +57,8 @@ final class WriteMap {
     private final TreeMap<byte[], byte[]> clears = new TreeMap<>(Bytes.ORDER);
     private final List<VersionstampedKey> stampedKeys = new ArrayList<>();
     private final List<KeyRange> unreadable = new ArrayList<>();
+    /** Whether a versionstamped value was ever written (until then no point entry can be unreadable). */
+    private boolean stampedValues;
 
     boolean isEmpty() {
         return points.isEmpty() && clears.isEmpty() && stampedKeys.isEmpty();
@@ -68,6 +70,7 @@ final class WriteMap {
 
     void setVersionstampedValue(byte[] key, byte[] template, int offset) {
         points.put(key, new Entry(true, template, List.of(), offset));
+        stampedValues = true;
     }
 
     void setVersionstampedKey(byte[] template, int offset, byte[] value, KeyRange possibleKeys) {
@@ -146,6 +149,9 @@ final class WriteMap {
 
     /** Whether a read of {@code range} would touch a key this transaction cannot read yet (1036). */
     boolean touchesUnreadable(byte[] begin, byte[] end) {
+        if (unreadable.isEmpty() && !stampedValues) {
+            return false;
+        }
         for (KeyRange u : unreadable) {
             if (Bytes.compare(u.begin(), end) < 0 && Bytes.compare(begin, u.end()) < 0) {
                 return true;
