@@ -6,6 +6,7 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.NoSuchElementException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
@@ -14,7 +15,8 @@ import java.util.concurrent.ConcurrentSkipListMap;
  *
  * <p>Threading: one writer at a time (the commit critical section calls {@link #set}, {@link #clearRange}
  * and {@link #prune}); any number of concurrent readers. Each key's history is an immutable {@link Chain}
- * replaced as a whole, so a reader always sees a consistent chain.
+ * replaced as a whole, so a reader always sees a consistent chain. Keys are indexed twice: a hash map for
+ * point reads and writes, a skip list for ordered reads; both lead to the same slot.
  *
  * <p>Pruning keeps, for every key, the newest entry at or below the cutoff and everything after it; a key
  * whose only remaining entry is a deletion at or below the cutoff disappears. Reads at a version below the
@@ -71,27 +73,72 @@ final class VersionedStore {
         }
     }
 
-    private record Touched(long version, byte[] key) {
+    /** One key's place in both indexes; its chain is replaced whole by the writer, {@code null} once removed. */
+    private static final class Slot {
+        final byte[] key;
+        volatile Chain chain;
+
+        Slot(byte[] key, Chain chain) {
+            this.key = key;
+            this.chain = chain;
+        }
     }
 
-    private final ConcurrentSkipListMap<byte[], Chain> keys = new ConcurrentSkipListMap<>(Bytes.ORDER);
+    /** A key for the hash index: content equality, hash computed once. */
+    private record HashKey(byte[] bytes, int hash) {
+        static HashKey of(byte[] bytes) {
+            return new HashKey(bytes, Arrays.hashCode(bytes));
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof HashKey k && k.hash == hash && Arrays.equals(k.bytes, bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
+
+    private record Touched(long version, Slot slot) {
+    }
+
+    /** Ordered index for range reads and key selectors. */
+    private final ConcurrentSkipListMap<byte[], Slot> ordered = new ConcurrentSkipListMap<>(Bytes.ORDER);
+    /** Hash index for point reads and writes. */
+    private final ConcurrentHashMap<HashKey, Slot> byKey = new ConcurrentHashMap<>();
     private final ArrayDeque<Touched> pruneQueue = new ArrayDeque<>();
     private long versionEntries;
 
+    private static byte[] valueAt(Slot s, long version) {
+        Chain c = s == null ? null : s.chain;
+        return c == null ? null : c.valueAt(version);
+    }
+
     /** The value of {@code key} at {@code version}, or {@code null} when absent. */
     byte[] get(byte[] key, long version) {
-        Chain c = keys.get(key);
-        return c == null ? null : c.valueAt(version);
+        return valueAt(byKey.get(HashKey.of(key)), version);
     }
 
     /** The newest value of {@code key}, committed or not yet visible; writer thread only. */
     byte[] latest(byte[] key) {
-        Chain c = keys.get(key);
+        Slot s = byKey.get(HashKey.of(key));
+        Chain c = s == null ? null : s.chain;
         return c == null ? null : c.latest();
     }
 
     void set(long version, byte[] key, byte[] value) {
-        write(version, key, value);
+        Slot s = byKey.get(HashKey.of(key));
+        if (s == null) {
+            Slot created = new Slot(key, new Chain(new long[] {version}, new byte[][] {value}));
+            byKey.put(HashKey.of(key), created);
+            ordered.put(key, created);
+            versionEntries++;
+            pruneQueue.addLast(new Touched(version, created));
+        } else {
+            write(version, s, value);
+        }
     }
 
     /** Clears {@code [begin, end)}: every key present there gets a deletion at {@code version}. */
@@ -99,27 +146,20 @@ final class VersionedStore {
         if (Bytes.compare(begin, end) >= 0) {
             return;
         }
-        for (Map.Entry<byte[], Chain> e : keys.subMap(begin, end).entrySet()) {
-            if (e.getValue().latest() != null) {
-                write(version, e.getKey(), null);
+        for (Slot s : ordered.subMap(begin, end).values()) {
+            Chain c = s.chain;
+            if (c != null && c.latest() != null) {
+                write(version, s, null);
             }
         }
     }
 
-    private void write(long version, byte[] key, byte[] value) {
-        Chain old = keys.get(key);
-        if (old == null) {
-            if (value == null) {
-                return;
-            }
-            keys.put(key, new Chain(new long[] {version}, new byte[][] {value}));
-            versionEntries++;
-        } else {
-            Chain next = old.append(version, value);
-            versionEntries += next.versions.length - old.versions.length;
-            keys.put(key, next);
-        }
-        pruneQueue.addLast(new Touched(version, key));
+    private void write(long version, Slot s, byte[] value) {
+        Chain old = s.chain;
+        Chain next = old.append(version, value);
+        versionEntries += next.versions.length - old.versions.length;
+        s.chain = next;
+        pruneQueue.addLast(new Touched(version, s));
     }
 
     /** Drops history no read at or above {@code cutoff} can need; writer thread only. */
@@ -127,16 +167,19 @@ final class VersionedStore {
         Touched t;
         while ((t = pruneQueue.peekFirst()) != null && t.version <= cutoff) {
             pruneQueue.pollFirst();
-            Chain c = keys.get(t.key);
+            Slot s = t.slot;
+            Chain c = s.chain;
             if (c == null) {
                 continue;
             }
             Chain p = c.prunedTo(cutoff);
             if (p == null) {
-                keys.remove(t.key);
+                byKey.remove(HashKey.of(s.key), s);
+                ordered.remove(s.key, s);
+                s.chain = null;
                 versionEntries -= c.versions.length;
             } else if (p != c) {
-                keys.put(t.key, p);
+                s.chain = p;
                 versionEntries -= c.versions.length - p.versions.length;
             }
         }
@@ -144,7 +187,9 @@ final class VersionedStore {
 
     /** Loads a key at a base version during recovery; writer thread only, before any reader. */
     void load(long version, byte[] key, byte[] value) {
-        keys.put(key, new Chain(new long[] {version}, new byte[][] {value}));
+        Slot s = new Slot(key, new Chain(new long[] {version}, new byte[][] {value}));
+        byKey.put(HashKey.of(key), s);
+        ordered.put(key, s);
         versionEntries++;
     }
 
@@ -156,17 +201,17 @@ final class VersionedStore {
         if (end != null && Bytes.compare(begin, end) >= 0) {
             return java.util.Collections.emptyIterator();
         }
-        NavigableMap<byte[], Chain> sub = end == null ? keys.tailMap(begin, true) : keys.subMap(begin, true, end, false);
-        Iterator<Map.Entry<byte[], Chain>> it = (reverse ? sub.descendingMap() : sub).entrySet().iterator();
+        NavigableMap<byte[], Slot> sub = end == null ? ordered.tailMap(begin, true) : ordered.subMap(begin, true, end, false);
+        Iterator<Slot> it = (reverse ? sub.descendingMap() : sub).values().iterator();
         return new Iterator<>() {
             private Map.Entry<byte[], byte[]> next = advance();
 
             private Map.Entry<byte[], byte[]> advance() {
                 while (it.hasNext()) {
-                    Map.Entry<byte[], Chain> e = it.next();
-                    byte[] v = e.getValue().valueAt(version);
+                    Slot slot = it.next();
+                    byte[] v = valueAt(slot, version);
                     if (v != null) {
-                        return Map.entry(e.getKey(), v);
+                        return Map.entry(slot.key, v);
                     }
                 }
                 return null;
@@ -190,7 +235,7 @@ final class VersionedStore {
     }
 
     long keyCount() {
-        return keys.size();
+        return ordered.size();
     }
 
     long versionEntries() {
