@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 
@@ -203,10 +202,9 @@ final class VersionedStore {
         }
         NavigableMap<byte[], Slot> sub = end == null ? ordered.tailMap(begin, true) : ordered.subMap(begin, true, end, false);
         Iterator<Slot> it = (reverse ? sub.descendingMap() : sub).values().iterator();
-        return new Iterator<>() {
-            private Map.Entry<byte[], byte[]> next = advance();
-
-            private Map.Entry<byte[], byte[]> advance() {
+        return new LookaheadIterator<>() {
+            @Override
+            protected Map.Entry<byte[], byte[]> advance() {
                 while (it.hasNext()) {
                     Slot slot = it.next();
                     byte[] v = valueAt(slot, version);
@@ -215,21 +213,6 @@ final class VersionedStore {
                     }
                 }
                 return null;
-            }
-
-            @Override
-            public boolean hasNext() {
-                return next != null;
-            }
-
-            @Override
-            public Map.Entry<byte[], byte[]> next() {
-                if (next == null) {
-                    throw new NoSuchElementException();
-                }
-                Map.Entry<byte[], byte[]> r = next;
-                next = advance();
-                return r;
             }
         };
     }

@@ -7,7 +7,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.NoSuchElementException;
 import java.util.TreeMap;
 import java.util.function.Function;
 
@@ -241,10 +240,9 @@ final class WriteMap {
         if (pending.isEmpty() && clears.isEmpty()) {
             return committed;
         }
-        return new Iterator<>() {
+        return new LookaheadIterator<>() {
             private int pi;
             private Map.Entry<byte[], byte[]> c = nextCommitted();
-            private Map.Entry<byte[], byte[]> next = advance();
 
             private Map.Entry<byte[], byte[]> nextCommitted() {
                 while (committed.hasNext()) {
@@ -261,7 +259,8 @@ final class WriteMap {
                 return reverse ? -r : r;
             }
 
-            private Map.Entry<byte[], byte[]> advance() {
+            @Override
+            protected Map.Entry<byte[], byte[]> advance() {
                 while (true) {
                     Map.Entry<byte[], Entry> p = pi < pending.size() ? pending.get(pi) : null;
                     if (p == null && c == null) {
@@ -283,21 +282,6 @@ final class WriteMap {
                         return Map.entry(p.getKey(), v);
                     }
                 }
-            }
-
-            @Override
-            public boolean hasNext() {
-                return next != null;
-            }
-
-            @Override
-            public Map.Entry<byte[], byte[]> next() {
-                if (next == null) {
-                    throw new NoSuchElementException();
-                }
-                Map.Entry<byte[], byte[]> r = next;
-                next = advance();
-                return r;
             }
         };
     }
