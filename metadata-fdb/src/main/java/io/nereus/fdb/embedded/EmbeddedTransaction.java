@@ -43,27 +43,12 @@ import java.util.function.Supplier;
  * time and the persistent options (timeout, retry limit, maximum retry delay).
  */
 final class EmbeddedTransaction extends EmbeddedReadTransaction implements Transaction {
-    static final int KEY_SIZE_LIMIT = 10_000;
-    static final int SYSTEM_KEY_SIZE_LIMIT = 30_000;
-    static final int VALUE_SIZE_LIMIT = 100_000;
     static final long INITIAL_BACKOFF_MS = 10;
 
     private enum State { ACTIVE, COMMITTING, COMMITTED, FAILED }
 
     /** What survives {@code onError}. */
     record Carried(long createdNanos, int retries, long backoffMillis) {
-    }
-
-    private final class PendingWatch {
-        final byte[] key;
-        final byte[] seen;
-        final CompletableFuture<Void> future = new CompletableFuture<>();
-        boolean handedOver;
-
-        PendingWatch(byte[] key, byte[] seen) {
-            this.key = key;
-            this.seen = seen;
-        }
     }
 
     private final EmbeddedFdb db;
@@ -84,7 +69,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     private boolean closed;
     private long committedVersion = -1;
     private CompletableFuture<byte[]> versionstamp;
-    private final List<PendingWatch> watches = new ArrayList<>();
+    private final TransactionWatches watches;
     private ScheduledFuture<?> timeoutTask;
 
     EmbeddedTransaction(EmbeddedFdb db, EmbeddedEngine engine, Executor executor, TransactionSettings settings,
@@ -94,6 +79,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         this.executor = executor;
         this.settings = settings;
         this.carried = carried;
+        this.watches = new TransactionWatches(engine, executor);
         scheduleTimeout();
     }
 
@@ -167,34 +153,6 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         return !settings.readYourWritesDisabled && (!snapshot || settings.snapshotReadYourWrites > 0);
     }
 
-    private byte[] maxReadKey() {
-        return settings.readSystemKeys || settings.accessSystemKeys ? Bytes.SPECIAL_PREFIX : Bytes.SYSTEM_PREFIX;
-    }
-
-    /** A single key read must lie below the readable key space's end; a selector may name the end itself. */
-    private void checkReadKey(byte[] key) {
-        if (Bytes.compare(key, maxReadKey()) >= 0) {
-            throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
-        }
-        if (key.length > (isSystem(key) ? SYSTEM_KEY_SIZE_LIMIT : KEY_SIZE_LIMIT)) {
-            throw new EmbeddedFdbException(FdbErrors.KEY_TOO_LARGE);
-        }
-    }
-
-    private static boolean isSystem(byte[] key) {
-        return key.length > 0 && key[0] == (byte) 0xff;
-    }
-
-    /** Validates a key about to be written ({@code end} allows the system prefix itself as a range end). */
-    private void checkWriteKey(byte[] key, boolean end) {
-        if (isSystem(key) && !settings.accessSystemKeys && !(end && Arrays.equals(key, Bytes.SYSTEM_PREFIX))) {
-            throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
-        }
-        if (key.length > (isSystem(key) ? SYSTEM_KEY_SIZE_LIMIT : KEY_SIZE_LIMIT)) {
-            throw new EmbeddedFdbException(FdbErrors.KEY_TOO_LARGE);
-        }
-    }
-
     private void beginWrite() {
         checkOpen();
         FDBException e = unusable();
@@ -229,7 +187,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                 if (e != null) {
                     throw e;
                 }
-                checkReadKey(key);
+                KeyRules.checkReadKey(key, settings);
                 long rv = ensureReadVersion();
                 WriteMap.Entry pending = null;
                 if (readYourWrites(snapshot)) {
@@ -271,7 +229,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
      */
     private byte[] resolve(KeySelector selector, boolean snapshot) {
         byte[] ref = selector.getKey();
-        byte[] maxKey = maxReadKey();
+        byte[] maxKey = KeyRules.maxReadKey(settings);
         if (Bytes.compare(ref, maxKey) > 0) {
             throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
         }
@@ -386,7 +344,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
             throw new EmbeddedFdbException(FdbErrors.EXACT_MODE_WITHOUT_LIMITS);
         }
         c.limited = limit > 0;
-        byte[] maxKey = maxReadKey();
+        byte[] maxKey = KeyRules.maxReadKey(settings);
         if (Bytes.compare(c.beginSelector.getKey(), maxKey) > 0 || Bytes.compare(c.endSelector.getKey(), maxKey) > 0) {
             throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
         }
@@ -467,7 +425,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public synchronized void addReadConflictRange(byte[] begin, byte[] end) {
         beginWrite();
-        checkRange(begin, end);
+        KeyRules.checkConflictRange(begin, end, settings);
         addReadConflict(new KeyRange(begin, end));
     }
 
@@ -479,7 +437,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public synchronized void addWriteConflictRange(byte[] begin, byte[] end) {
         beginWrite();
-        checkRange(begin, end);
+        KeyRules.checkConflictRange(begin, end, settings);
         writeConflicts.add(new KeyRange(begin, end));
         approximateSize += begin.length + end.length;
     }
@@ -487,16 +445,6 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public synchronized void addWriteConflictKey(byte[] key) {
         addWriteConflictRange(key, Bytes.keyAfter(key));
-    }
-
-    private void checkRange(byte[] begin, byte[] end) {
-        if (Bytes.compare(begin, end) > 0) {
-            throw new EmbeddedFdbException(FdbErrors.INVERTED_RANGE);
-        }
-        byte[] limit = settings.accessSystemKeys || settings.readSystemKeys ? Bytes.SPECIAL_PREFIX : Bytes.SYSTEM_PREFIX;
-        if (Bytes.compare(end, limit) > 0) {
-            throw new EmbeddedFdbException(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
-        }
     }
 
     @Override
@@ -566,8 +514,8 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public synchronized void set(byte[] key, byte[] value) {
         beginWrite();
-        checkWriteKey(key, false);
-        if (value.length > VALUE_SIZE_LIMIT) {
+        KeyRules.checkWriteKey(key, false, settings);
+        if (value.length > KeyRules.VALUE_SIZE_LIMIT) {
             throw new EmbeddedFdbException(FdbErrors.VALUE_TOO_LARGE);
         }
         writes.set(key, value);
@@ -579,7 +527,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     @Override
     public synchronized void clear(byte[] key) {
         beginWrite();
-        checkWriteKey(key, false);
+        KeyRules.checkWriteKey(key, false, settings);
         writes.clear(key);
         addWriteConflict(KeyRange.single(key));
         approximateSize += key.length;
@@ -592,8 +540,8 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         if (Bytes.compare(begin, end) > 0) {
             throw new EmbeddedFdbException(FdbErrors.INVERTED_RANGE);
         }
-        checkWriteKey(begin, false);
-        checkWriteKey(end, true);
+        KeyRules.checkWriteKey(begin, false, settings);
+        KeyRules.checkWriteKey(end, true, settings);
         writes.clearRange(begin, end);
         addWriteConflict(new KeyRange(begin, end));
         approximateSize += begin.length + end.length;
@@ -615,10 +563,10 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         beginWrite();
         switch (type.code()) {
             case 14 -> { // SET_VERSIONSTAMPED_KEY
-                int offset = versionstampOffset(key);
+                int offset = KeyRules.versionstampOffset(key);
                 byte[] template = Arrays.copyOf(key, key.length - 4);
-                checkWriteKey(template, false);
-                checkValue(param);
+                KeyRules.checkWriteKey(template, false, settings);
+                KeyRules.checkValue(param);
                 byte[] low = template.clone();
                 Arrays.fill(low, offset, offset + 10, (byte) 0);
                 byte[] high = template.clone();
@@ -630,18 +578,18 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                 ownWrite(possible.begin(), possible.end());
             }
             case 15 -> { // SET_VERSIONSTAMPED_VALUE
-                checkWriteKey(key, false);
-                int offset = versionstampOffset(param);
+                KeyRules.checkWriteKey(key, false, settings);
+                int offset = KeyRules.versionstampOffset(param);
                 byte[] template = Arrays.copyOf(param, param.length - 4);
-                checkValue(template);
+                KeyRules.checkValue(template);
                 writes.setVersionstampedValue(key, template, offset);
                 addWriteConflict(KeyRange.single(key));
                 approximateSize += key.length + template.length;
                 ownWrite(key, Bytes.keyAfter(key));
             }
             case 2, 6, 7, 8, 9, 12, 13, 16, 17, 20 -> {
-                checkWriteKey(key, false);
-                checkValue(param);
+                KeyRules.checkWriteKey(key, false, settings);
+                KeyRules.checkValue(param);
                 writes.mutate(type, key, param);
                 addWriteConflict(KeyRange.single(key));
                 approximateSize += key.length + param.length;
@@ -651,42 +599,9 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         }
     }
 
-    private static void checkValue(byte[] value) {
-        if (value.length > VALUE_SIZE_LIMIT) {
-            throw new EmbeddedFdbException(FdbErrors.VALUE_TOO_LARGE);
-        }
-    }
-
-    /** The versionstamp position encoded in the last four bytes (little-endian) of {@code bytes}. */
-    private static int versionstampOffset(byte[] bytes) {
-        if (bytes.length < 14) {
-            throw new EmbeddedFdbException(FdbErrors.CLIENT_INVALID_OPERATION,
-                    "A versionstamped key or value needs at least 14 bytes (10-byte stamp and 4-byte offset)");
-        }
-        int n = bytes.length;
-        int offset = (bytes[n - 4] & 0xff) | (bytes[n - 3] & 0xff) << 8 | (bytes[n - 2] & 0xff) << 16
-                | (bytes[n - 1] & 0xff) << 24;
-        if (offset < 0 || offset + 10 > n - 4) {
-            throw new EmbeddedFdbException(FdbErrors.CLIENT_INVALID_OPERATION,
-                    "Versionstamp offset " + offset + " does not leave room for 10 bytes in " + (n - 4));
-        }
-        return offset;
-    }
-
     /** A write of this transaction to {@code [begin, end)} fires its own watches there (RYW watches). */
     private void ownWrite(byte[] begin, byte[] end) {
-        if (watches.isEmpty()) {
-            return;
-        }
-        for (PendingWatch w : watches) {
-            if (!w.future.isDone() && Bytes.compare(w.key, begin) >= 0 && Bytes.compare(w.key, end) < 0) {
-                WriteMap.Entry e = writes.lookup(w.key);
-                boolean changed = e == null || !e.baseKnown() || e.unreadable() || !Arrays.equals(e.base(), w.seen);
-                if (changed) {
-                    executor.execute(() -> w.future.complete(null));
-                }
-            }
-        }
+        watches.ownWrite(begin, end, writes::lookup);
     }
 
     // ------------------------------------------------------------------ commit
@@ -750,7 +665,6 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
     }
 
     private void committed(long version) {
-        List<PendingWatch> handOver;
         synchronized (this) {
             state = State.COMMITTED;
             committedVersion = version;
@@ -761,23 +675,8 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                     versionstamp.complete(EmbeddedEngine.versionstamp(version));
                 }
             }
-            handOver = watches.isEmpty() ? List.of() : List.copyOf(watches);
-            watches.clear();
         }
-        for (PendingWatch w : handOver) {
-            synchronized (this) {
-                if (w.handedOver) {
-                    continue;
-                }
-                w.handedOver = true;
-            }
-            if (w.future.isDone()) {
-                engine.watches().release();
-                continue;
-            }
-            byte[] seen = version < 0 ? w.seen : engine.get(w.key, version);
-            engine.watches().register(w.key, seen, w.future, k -> engine.get(k, engine.visibleVersion()));
-        }
+        watches.handOver(version);
     }
 
     private void commitFailed(Throwable error, CompletableFuture<Void> result) {
@@ -787,27 +686,8 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                 versionstamp.completeExceptionally(new EmbeddedFdbException(FdbErrors.TRANSACTION_INVALID_VERSION));
             }
         }
-        failWatches(error);
+        watches.failAll(error);
         result.completeExceptionally(error);
-    }
-
-    private void failWatches(Throwable error) {
-        List<PendingWatch> dropped;
-        synchronized (this) {
-            dropped = List.copyOf(watches);
-            watches.clear();
-        }
-        for (PendingWatch w : dropped) {
-            boolean release;
-            synchronized (this) {
-                release = !w.handedOver;
-                w.handedOver = true;
-            }
-            if (release) {
-                engine.watches().release();
-            }
-            executor.execute(() -> w.future.completeExceptionally(error));
-        }
     }
 
     private static Throwable unwrap(Throwable t) {
@@ -911,15 +791,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         if (versionstamp != null && !versionstamp.isDone()) {
             versionstamp.completeExceptionally(reason);
         }
-        List<PendingWatch> dropped = List.copyOf(watches);
-        watches.clear();
-        for (PendingWatch w : dropped) {
-            if (!w.handedOver) {
-                w.handedOver = true;
-                engine.watches().release();
-            }
-            w.future.completeExceptionally(reason);
-        }
+        watches.failAll(reason);
     }
 
     @Override
@@ -967,7 +839,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                 return failed(e);
             }
             try {
-                checkReadKey(key);
+                KeyRules.checkReadKey(key, settings);
                 if (!engine.watches().reserve(db.settings().maxWatches())) {
                     return failed(new EmbeddedFdbException(FdbErrors.TOO_MANY_WATCHES));
                 }
@@ -981,20 +853,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                     engine.watches().release();
                     throw readFailed;
                 }
-                PendingWatch w = new PendingWatch(key, seen);
-                watches.add(w);
-                w.future.whenComplete((v, t) -> {
-                    boolean release;
-                    synchronized (this) {
-                        release = !w.handedOver;
-                        w.handedOver = true;
-                        watches.remove(w);
-                    }
-                    if (release) {
-                        engine.watches().release();
-                    }
-                });
-                return w.future;
+                return watches.add(key, seen);
             } catch (RuntimeException ex) {
                 return failed(ex);
             }
