@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.fdb.embedded.CommitFault;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.CommitResult;
@@ -292,5 +293,20 @@ class StreamStorageTest {
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.OFFSET_TRIMMED));
         assertThat(await(s.read(ReadView.COMMITTED, 1, 1, 100, BoundaryMode.EXACT_START)).entries())
                 .extracting(e -> new String(e.payload(), StandardCharsets.UTF_8)).containsExactly("1");
+    }
+
+    @Test
+    void commitUnknownResult_appliedOrNot_leavesNoDuplicateOrMissingOffsets() {
+        NereusStream s = await(storage("broker-a").openStream("unknown"));
+        await(s.acquireWriter());
+        await(s.append(List.of(AppendEntry.of(payload("0")))));
+        fdb.injectCommitFaults(CommitFault.UNKNOWN_RESULT_APPLIED, 1);
+        assertThat(await(s.append(List.of(AppendEntry.of(payload("1")))))).isEqualTo(OffsetRange.single(1));
+        fdb.injectCommitFaults(CommitFault.UNKNOWN_RESULT_NOT_APPLIED, 1);
+        assertThat(await(s.append(List.of(AppendEntry.of(payload("2")))))).isEqualTo(OffsetRange.single(2));
+
+        assertThat(readAll(s, 0)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+                .containsExactly("0", "1", "2");
+        assertThat(await(s.head()).committedEnd()).isEqualTo(3);
     }
 }
