@@ -1,0 +1,166 @@
+package io.nereus.generation;
+
+import io.nereus.metadata.IndexLookup;
+import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamId;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides which physical representation serves an offset (DESIGN §5) and reads it:
+ * <ol>
+ *   <li>the head decides first: below the trim point is {@link Resolution.Trimmed}, at or after the
+ *       committed end {@link Resolution.NotYetCommitted};</li>
+ *   <li>a cached positive resolution of the same view is tried;</li>
+ *   <li>otherwise one lookup (head and covering records from one snapshot): only COMMITTED records of the
+ *       same view, highest generation first; each candidate is read and checksum-verified;</li>
+ *   <li>after a physical failure the cache entry is dropped and the next candidate tried; when all fail, one
+ *       fresh lookup is tried again before reporting {@link Resolution.Unreadable};</li>
+ *   <li>a committed offset with no record in COMMITTED goes to generation-0 repair, then is resolved again.</li>
+ * </ol>
+ * Only successful reads are cached; misses, failures and repair timeouts never are. Thread-safe.
+ */
+public final class GenerationResolver {
+    private static final Logger LOG = LoggerFactory.getLogger(GenerationResolver.class);
+
+    private final MetadataStore metadata;
+    private final TargetReader reader;
+    private final GenerationZeroRepair repair;
+    private final int maxCachedRecords;
+    private final Map<CacheKey, ConcurrentSkipListMap<Long, IndexRecord>> cache = new ConcurrentHashMap<>();
+    private final AtomicInteger cached = new AtomicInteger();
+
+    private record CacheKey(StreamId stream, ReadView view) {
+    }
+
+    public GenerationResolver(MetadataStore metadata, TargetReader reader, GenerationZeroRepair repair,
+            int maxCachedRecords) {
+        this.metadata = Objects.requireNonNull(metadata, "metadata");
+        this.reader = Objects.requireNonNull(reader, "reader");
+        this.repair = Objects.requireNonNull(repair, "repair");
+        this.maxCachedRecords = maxCachedRecords;
+    }
+
+    /** Resolves {@code offset} of {@code stream} in {@code view}, given a head snapshot the caller already read. */
+    public CompletableFuture<Resolution> resolve(StreamId stream, ReadView view, long offset, StreamHead head) {
+        if (offset < head.trimOffset()) {
+            return CompletableFuture.completedFuture(new Resolution.Trimmed(head.trimOffset()));
+        }
+        if (offset >= head.committedEnd()) {
+            return CompletableFuture.completedFuture(new Resolution.NotYetCommitted(head.committedEnd()));
+        }
+        IndexRecord hit = cachedRecord(stream, view, offset);
+        if (hit != null) {
+            return reader.read(hit).handle((entries, error) -> {
+                if (error == null) {
+                    return CompletableFuture.<Resolution>completedFuture(new Resolution.Found(hit, entries));
+                }
+                forget(hit);
+                return lookupAndRead(stream, view, offset, true);
+            }).thenCompose(f -> f);
+        }
+        return lookupAndRead(stream, view, offset, true);
+    }
+
+    private CompletableFuture<Resolution> lookupAndRead(StreamId stream, ReadView view, long offset, boolean mayRetry) {
+        return metadata.lookup(stream, view, offset).thenCompose(lookup -> {
+            if (lookup instanceof IndexLookup.Trimmed t) {
+                return CompletableFuture.completedFuture(new Resolution.Trimmed(t.firstAvailable()));
+            }
+            if (lookup instanceof IndexLookup.NotYetCommitted n) {
+                return CompletableFuture.completedFuture(new Resolution.NotYetCommitted(n.committedEnd()));
+            }
+            if (lookup instanceof IndexLookup.Unindexed) {
+                if (view != ReadView.COMMITTED || !mayRetry) {
+                    return CompletableFuture.completedFuture(new Resolution.Unindexed(offset));
+                }
+                return repair.repair(stream, offset).thenCompose(outcome -> {
+                    if (outcome instanceof GenerationZeroRepair.Outcome.Repaired) {
+                        return lookupAndRead(stream, view, offset, false);
+                    }
+                    if (outcome instanceof GenerationZeroRepair.Outcome.ProvedTrimmed p) {
+                        return CompletableFuture.completedFuture(new Resolution.Trimmed(p.firstAvailable()));
+                    }
+                    if (outcome instanceof GenerationZeroRepair.Outcome.Incomplete i) {
+                        return CompletableFuture.failedFuture(new RepairIncompleteException(stream, offset, i.why()));
+                    }
+                    return CompletableFuture.completedFuture(new Resolution.Unindexed(offset));
+                });
+            }
+            List<IndexRecord> candidates = ((IndexLookup.Resolved) lookup).candidates();
+            return tryCandidates(candidates, 0, null).thenCompose(r -> {
+                if (r instanceof Resolution.Unreadable u && mayRetry) {
+                    LOG.warn("every representation failed, resolving again: stream={} view={} offset={}",
+                            stream, view, offset);
+                    return lookupAndRead(stream, view, offset, false);
+                }
+                return CompletableFuture.completedFuture(r);
+            });
+        });
+    }
+
+    private CompletableFuture<Resolution> tryCandidates(List<IndexRecord> candidates, int i, PhysicalReadException last) {
+        if (i >= candidates.size()) {
+            return CompletableFuture.completedFuture(new Resolution.Unreadable(last));
+        }
+        IndexRecord record = candidates.get(i);
+        return reader.read(record).handle((entries, error) -> {
+            if (error == null) {
+                remember(record);
+                return CompletableFuture.<Resolution>completedFuture(new Resolution.Found(record, entries));
+            }
+            Throwable cause = WalTargetReader.unwrap(error);
+            PhysicalReadException p = cause instanceof PhysicalReadException pe ? pe
+                    : new PhysicalReadException(PhysicalReadException.Reason.TRANSIENT, "read failed", cause);
+            LOG.warn("representation unreadable, falling back: stream={} view={} range={} generation={} reason={}",
+                    record.stream(), record.view(), record.range(), record.generation(), p.reason());
+            forget(record);
+            return tryCandidates(candidates, i + 1, p);
+        }).thenCompose(f -> f);
+    }
+
+    private IndexRecord cachedRecord(StreamId stream, ReadView view, long offset) {
+        ConcurrentSkipListMap<Long, IndexRecord> m = cache.get(new CacheKey(stream, view));
+        if (m == null) {
+            return null;
+        }
+        Map.Entry<Long, IndexRecord> e = m.higherEntry(offset);
+        return e != null && e.getValue().serves(offset) ? e.getValue() : null;
+    }
+
+    private void remember(IndexRecord record) {
+        if (cached.incrementAndGet() > maxCachedRecords) {
+            cache.clear();
+            cached.set(1);
+        }
+        cache.computeIfAbsent(new CacheKey(record.stream(), record.view()), k -> new ConcurrentSkipListMap<>())
+                .put(record.endOffset(), record);
+    }
+
+    private void forget(IndexRecord record) {
+        ConcurrentSkipListMap<Long, IndexRecord> m = cache.get(new CacheKey(record.stream(), record.view()));
+        if (m != null && m.remove(record.endOffset(), record)) {
+            cached.decrementAndGet();
+        }
+    }
+
+    /** Drops every cached resolution of {@code stream} (after its records changed state, e.g. a trim). */
+    public void invalidate(StreamId stream) {
+        for (ReadView v : ReadView.values()) {
+            ConcurrentSkipListMap<Long, IndexRecord> m = cache.remove(new CacheKey(stream, v));
+            if (m != null) {
+                cached.addAndGet(-m.size());
+            }
+        }
+    }
+}

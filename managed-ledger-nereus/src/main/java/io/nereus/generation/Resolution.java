@@ -1,0 +1,30 @@
+package io.nereus.generation;
+
+import io.nereus.metadata.IndexRecord;
+import java.util.List;
+
+/** The outcome of resolving one offset of a stream in a view. */
+public sealed interface Resolution {
+    /** The record that served the offset and its verified entries (all of the record's range). */
+    record Found(IndexRecord record, List<ResolvedEntry> entries) implements Resolution {
+        public Found {
+            entries = List.copyOf(entries);
+        }
+    }
+
+    /** The offset is below the trim point. */
+    record Trimmed(long firstAvailable) implements Resolution {
+    }
+
+    /** The offset is not committed yet. */
+    record NotYetCommitted(long committedEnd) implements Resolution {
+    }
+
+    /** Committed, not trimmed, but no record of the view covers it (and repair, if any, did not help). */
+    record Unindexed(long offset) implements Resolution {
+    }
+
+    /** Every candidate failed to read; {@code lastFailure} is the last failure seen. */
+    record Unreadable(PhysicalReadException lastFailure) implements Resolution {
+    }
+}

@@ -1,0 +1,330 @@
+package io.nereus.stream;
+
+import io.nereus.generation.GenerationResolver;
+import io.nereus.generation.ResolvedEntry;
+import io.nereus.generation.Resolution;
+import io.nereus.metadata.CatalogEntry;
+import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamId;
+import io.nereus.wal.WalEntry;
+import io.nereus.wal.WalWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One stream as seen by one storage instance: appends (once this instance acquired the writer), reads in
+ * any view, the head and waits for commits. One handle per stream per storage instance.
+ *
+ * <p>Writer state machine (guarded by this object's monitor):
+ * <pre>
+ *   NO_WRITER ──acquireWriter──▶ READY ──append failed──▶ REFRESHING ──head re-read──▶ READY
+ *                                  │                          │
+ *                                  └──────fenced──────────────┴──▶ FENCED (terminal for this handle)
+ * </pre>
+ * Offsets are assigned in READY under the monitor, so one stream's appends reach the WAL in offset order.
+ * After any failure the handle re-reads the head (after every batch already sealed has finished its commit)
+ * and continues at its committed end; appends arriving meanwhile wait for that.
+ */
+public final class NereusStream {
+    enum Mode { NO_WRITER, READY, REFRESHING, FENCED }
+
+    private final CatalogEntry catalog;
+    private final MetadataStore metadata;
+    private final WalWriter wal;
+    private final GenerationResolver resolver;
+    private final TailCache tail;
+    private final CommitPurgatory purgatory = new CommitPurgatory();
+    private final String writerId;
+    private final java.util.concurrent.ScheduledExecutorService scheduler;
+
+    // guarded by this
+    private Mode mode = Mode.NO_WRITER;
+    private long epoch;
+    private long nextOffset;
+    private CompletableFuture<Void> refreshed = CompletableFuture.completedFuture(null);
+    private volatile long session;
+
+    NereusStream(CatalogEntry catalog, MetadataStore metadata, WalWriter wal, GenerationResolver resolver,
+            TailCache tail, String writerId, java.util.concurrent.ScheduledExecutorService scheduler) {
+        this.catalog = catalog;
+        this.metadata = metadata;
+        this.wal = wal;
+        this.resolver = resolver;
+        this.tail = tail;
+        this.writerId = writerId;
+        this.scheduler = scheduler;
+    }
+
+    public StreamId id() {
+        return catalog.streamId();
+    }
+
+    public CatalogEntry catalog() {
+        return catalog;
+    }
+
+    /**
+     * Makes this instance the stream's writer with a new epoch, fencing every earlier writer (including an
+     * earlier epoch of this instance). Returns the epoch (the fencing token).
+     */
+    public CompletableFuture<Long> acquireWriter() {
+        return metadata.acquireWriter(id(), writerId).thenApply(head -> {
+            synchronized (this) {
+                session++;
+                mode = Mode.READY;
+                epoch = head.writerEpoch();
+                nextOffset = head.committedEnd();
+                refreshed = CompletableFuture.completedFuture(null);
+            }
+            purgatory.advance(head.committedEnd());
+            return head.writerEpoch();
+        });
+    }
+
+    /**
+     * Appends entries in order; completes with their offsets once committed. Fails with a
+     * {@link NereusException}: FENCED when another writer took over (this handle stays fenced), a RETRIABLE_
+     * code after a WAL or commit failure (the next append continues at the re-read head).
+     */
+    public CompletableFuture<OffsetRange> append(List<AppendEntry> entries) {
+        List<AppendEntry> copy;
+        try {
+            copy = List.copyOf(entries);
+            if (copy.isEmpty()) {
+                throw new IllegalArgumentException("append needs at least one entry");
+            }
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Void> wait;
+        synchronized (this) {
+            switch (mode) {
+                case NO_WRITER:
+                    return CompletableFuture.failedFuture(Errors.of(ErrorCode.NOT_WRITABLE, id()));
+                case FENCED:
+                    return CompletableFuture.failedFuture(Errors.of(ErrorCode.FENCED, id()));
+                case REFRESHING:
+                    wait = refreshed;
+                    break;
+                default:
+                    return appendLocked(copy);
+            }
+        }
+        return wait.thenCompose(ignored -> append(copy));
+    }
+
+    private CompletableFuture<OffsetRange> appendLocked(List<AppendEntry> entries) {
+        long first = nextOffset;
+        List<WalEntry> walEntries = new ArrayList<>(entries.size());
+        long records = 0;
+        for (AppendEntry e : entries) {
+            walEntries.add(new WalEntry(e.recordCount(), e.payload()));
+            records += e.recordCount();
+        }
+        OffsetRange range = new OffsetRange(first, first + records);
+        nextOffset = range.end();
+        long mySession = session;
+        return wal.append(id(), epoch, first, walEntries, () -> session == mySession).handle((head, error) -> {
+            if (error != null) {
+                NereusException n = Errors.append(error, id());
+                failed(mySession, n);
+                throw n;
+            }
+            committed(range, entries, head);
+            return range;
+        });
+    }
+
+    private void committed(OffsetRange range, List<AppendEntry> entries, StreamHead head) {
+        long offset = range.start();
+        for (AppendEntry e : entries) {
+            tail.put(id(), new StoredEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload()));
+            offset += e.recordCount();
+        }
+        purgatory.advance(head.committedEnd());
+    }
+
+    private void failed(long failedSession, NereusException cause) {
+        synchronized (this) {
+            if (cause.code() == ErrorCode.FENCED) {
+                mode = Mode.FENCED;
+                session++;
+                return;
+            }
+            if (session != failedSession || mode != Mode.READY) {
+                return;
+            }
+            session++;
+            mode = Mode.REFRESHING;
+            long refreshSession = session;
+            refreshed = wal.barrier().thenCompose(ignored -> metadata.head(id())).handle((head, error) -> {
+                synchronized (this) {
+                    if (session != refreshSession || mode != Mode.REFRESHING) {
+                        return null;
+                    }
+                    if (error != null || head.isEmpty()) {
+                        mode = Mode.NO_WRITER;
+                    } else if (head.get().writerEpoch() != epoch) {
+                        mode = Mode.FENCED;
+                    } else {
+                        nextOffset = head.get().committedEnd();
+                        mode = Mode.READY;
+                    }
+                }
+                head.ifPresent(h -> purgatory.advance(h.committedEnd()));
+                return null;
+            });
+        }
+    }
+
+    /** The stream's head as stored now. */
+    public CompletableFuture<StreamHead> head() {
+        return metadata.head(id()).thenApply(h -> h.orElseThrow(() -> Errors.of(ErrorCode.NOT_FOUND, id())));
+    }
+
+    /**
+     * Completes with the committed end once it passes {@code offset} (driven by this instance's commits and
+     * head reads, never by polling); fails with a {@link java.util.concurrent.TimeoutException} after
+     * {@code timeout}.
+     */
+    public CompletableFuture<Long> waitForCommitted(long offset, Duration timeout) {
+        CompletableFuture<Long> f = purgatory.await(offset);
+        scheduler.schedule(() -> f.completeExceptionally(new java.util.concurrent.TimeoutException(
+                "offset " + offset + " of " + id() + " not committed within " + timeout)), timeout.toNanos(),
+                TimeUnit.NANOSECONDS);
+        return f;
+    }
+
+    /**
+     * Reads committed entries from {@code fromOffset} in {@code view}: at most {@code maxEntries} entries and,
+     * beyond the first, at most {@code maxBytes} payload bytes. The head snapshot read first decides: below the
+     * trim point fails OFFSET_TRIMMED, at or after the committed end returns nothing.
+     */
+    public CompletableFuture<ReadResult> read(ReadView view, long fromOffset, int maxEntries, long maxBytes,
+            BoundaryMode mode) {
+        try {
+            Objects.requireNonNull(view, "view");
+            Objects.requireNonNull(mode, "mode");
+            if (fromOffset < 0 || maxEntries < 1 || maxBytes < 0) {
+                throw new IllegalArgumentException("need fromOffset >= 0, maxEntries >= 1, maxBytes >= 0");
+            }
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return head().thenCompose(head -> {
+            if (fromOffset < head.trimOffset()) {
+                throw Errors.of(ErrorCode.OFFSET_TRIMMED, id(), fromOffset);
+            }
+            purgatory.advance(head.committedEnd());
+            ReadState st = new ReadState(view, fromOffset, maxEntries, maxBytes, mode, head);
+            return readLoop(st);
+        });
+    }
+
+    private final class ReadState {
+        final ReadView view;
+        final long from;
+        final int maxEntries;
+        final long maxBytes;
+        final BoundaryMode mode;
+        final StreamHead head;
+        final List<StoredEntry> out = new ArrayList<>();
+        long offset;
+        long bytes;
+
+        ReadState(ReadView view, long from, int maxEntries, long maxBytes, BoundaryMode mode, StreamHead head) {
+            this.view = view;
+            this.from = from;
+            this.maxEntries = maxEntries;
+            this.maxBytes = maxBytes;
+            this.mode = mode;
+            this.head = head;
+            this.offset = from;
+        }
+
+        boolean full() {
+            return out.size() >= maxEntries || (!out.isEmpty() && bytes >= maxBytes) || offset >= head.committedEnd();
+        }
+
+        /** Adds {@code e} if it fits; returns false when the read is full. */
+        boolean add(StoredEntry e) {
+            if (full()) {
+                return false;
+            }
+            if (out.isEmpty() && e.range().start() < from) {
+                if (mode == BoundaryMode.EXACT_START) {
+                    throw Errors.of(ErrorCode.NOT_ENTRY_BOUNDARY, id(), from);
+                }
+            } else if (e.range().start() != offset) {
+                return true;
+            }
+            if (!out.isEmpty() && bytes + e.payload().length > maxBytes) {
+                offset = Long.MAX_VALUE; // stop: the next entry does not fit
+                return false;
+            }
+            out.add(e);
+            bytes += e.payload().length;
+            offset = e.range().end();
+            return true;
+        }
+
+        ReadResult result() {
+            long next = out.isEmpty() ? from : out.get(out.size() - 1).range().end();
+            return new ReadResult(out, next, head.committedEnd());
+        }
+    }
+
+    private CompletableFuture<ReadResult> readLoop(ReadState st) {
+        while (!st.full()) {
+            if (st.view == ReadView.COMMITTED) {
+                var hit = tail.get(id(), st.offset);
+                if (hit.isPresent()) {
+                    st.add(hit.get());
+                    continue;
+                }
+            }
+            long at = st.offset;
+            return resolver.resolve(id(), st.view, at, st.head).handle((r, error) -> {
+                if (error != null) {
+                    throw Errors.read(error, id(), at);
+                }
+                if (r instanceof Resolution.Found f) {
+                    for (ResolvedEntry e : f.entries()) {
+                        if (e.range().end() > at && !st.add(new StoredEntry(e.range(), e.payload()))) {
+                            break;
+                        }
+                    }
+                    return readLoop(st);
+                }
+                if (r instanceof Resolution.Trimmed) {
+                    if (st.out.isEmpty()) {
+                        throw Errors.of(ErrorCode.OFFSET_TRIMMED, id(), at);
+                    }
+                    return CompletableFuture.completedFuture(st.result());
+                }
+                if (r instanceof Resolution.NotYetCommitted) {
+                    return CompletableFuture.completedFuture(st.result());
+                }
+                if (r instanceof Resolution.Unreadable u) {
+                    throw Errors.read(u.lastFailure(), id(), at);
+                }
+                if (st.view == ReadView.COMMITTED) {
+                    throw Errors.of(ErrorCode.DATA_LOSS, id(), at);
+                }
+                throw Errors.of(ErrorCode.NOT_FOUND, id(), at);
+            }).thenCompose(f -> f);
+        }
+        return CompletableFuture.completedFuture(st.result());
+    }
+
+    void close(Throwable why) {
+        purgatory.failAll(why);
+    }
+}

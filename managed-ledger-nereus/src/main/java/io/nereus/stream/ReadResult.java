@@ -1,0 +1,16 @@
+package io.nereus.stream;
+
+import java.util.List;
+
+/**
+ * Entries returned by one read, in offset order and without gaps, and the offset to continue from.
+ *
+ * @param entries      possibly empty (nothing committed at the start offset yet)
+ * @param nextOffset   the first offset after the last returned entry (the start offset when empty)
+ * @param committedEnd the committed end of the head snapshot the read used
+ */
+public record ReadResult(List<StoredEntry> entries, long nextOffset, long committedEnd) {
+    public ReadResult {
+        entries = List.copyOf(entries);
+    }
+}

@@ -1,0 +1,85 @@
+package io.nereus.stream;
+
+import io.nereus.generation.GenerationResolver;
+import io.nereus.generation.GenerationZeroRepair;
+import io.nereus.generation.WalTargetReader;
+import io.nereus.metadata.MetadataStore;
+import io.nereus.wal.WalReader;
+import io.nereus.wal.WalWriter;
+import java.time.Clock;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
+import org.apache.bookkeeper.client.BookKeeper;
+
+/**
+ * One storage instance (one per broker): the WAL writer shared by all its streams, the WAL reader, the tail
+ * cache and the generation resolver, over a BookKeeper client and a {@link MetadataStore} that the caller
+ * owns and closes. Streams are opened by managed-ledger name; one handle per stream.
+ */
+public final class StreamStorage implements AutoCloseable {
+    private final MetadataStore metadata;
+    private final String writerId;
+    private final ScheduledExecutorService scheduler;
+    private final WalWriter writer;
+    private final WalReader reader;
+    private final TailCache tail;
+    private final GenerationResolver resolver;
+    private final Map<String, CompletableFuture<NereusStream>> streams = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private StreamStorage(StorageConfig config, BookKeeper bk, MetadataStore metadata, String writerId, Clock clock,
+            Function<WalReader, GenerationZeroRepair> repair) {
+        this.metadata = Objects.requireNonNull(metadata, "metadata");
+        this.writerId = Objects.requireNonNull(writerId, "writerId");
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nereus-wal-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        this.writer = new WalWriter(bk, metadata, config.wal(), writerId, scheduler, clock);
+        this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches());
+        this.tail = new TailCache(config.tailCacheBytes());
+        this.resolver = new GenerationResolver(metadata, new WalTargetReader(reader), repair.apply(reader),
+                config.cachedResolutions());
+    }
+
+    /**
+     * A storage instance writing as {@code writerId} (the broker id, used as the writer id of its streams and
+     * of its WAL slices).
+     */
+    public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata, String writerId,
+            Clock clock) {
+        return new StreamStorage(config, bk, metadata, writerId, clock, r -> GenerationZeroRepair.NONE);
+    }
+
+    /** Opens (creating if absent) the stream of {@code managedLedgerName}; the handle is shared. */
+    public CompletableFuture<NereusStream> openStream(String managedLedgerName) {
+        if (closed) {
+            return CompletableFuture.failedFuture(new NereusException(ErrorCode.CLOSED, Map.of()));
+        }
+        CompletableFuture<NereusStream> f = streams.computeIfAbsent(managedLedgerName, name -> metadata.openStream(name)
+                .thenApply(entry -> new NereusStream(entry, metadata, writer, resolver, tail, writerId, scheduler)));
+        f.whenComplete((s, t) -> {
+            if (t != null) {
+                streams.remove(managedLedgerName, f);
+            }
+        });
+        return f;
+    }
+
+    /** Stops appends (pending ones fail CLOSED) and timers; the BookKeeper client and metadata stay open. */
+    @Override
+    public void close() {
+        closed = true;
+        writer.close();
+        NereusException why = new NereusException(ErrorCode.CLOSED, Map.of());
+        streams.values().forEach(f -> f.thenAccept(s -> s.close(why)));
+        reader.close();
+        scheduler.shutdownNow();
+    }
+}

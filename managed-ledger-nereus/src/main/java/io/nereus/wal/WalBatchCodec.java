@@ -1,0 +1,192 @@
+package io.nereus.wal;
+
+import io.nereus.metadata.Checksum;
+import io.nereus.metadata.StreamId;
+import io.nereus.wal.WalFormatException.Reason;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * The stored form of a {@link WalBatch}: the bytes of one BookKeeper entry of a WAL slice.
+ *
+ * <p>Layout, version 1, all integers big-endian:
+ * <pre>
+ * header     magic        int32   0x4E57414C ("NWAL")
+ *            version      int16   1
+ *            flags        int16   0 (reserved; readers refuse other values)
+ *            sliceId      int64   BookKeeper ledger id of the slice
+ *            sequence     int64   writer's batch sequence number
+ *            streamCount  int32   number of sections, >= 0
+ * directory  streamCount times, in section order (position in batch = index):
+ *            streamId     int64   > 0
+ *            firstOffset  int64   >= 0
+ *            entryCount   int32   >= 1
+ *            sectionStart int32   byte position of the section's payloads, from the start of the payload area
+ *            sectionBytes int32   total payload bytes of the section
+ *            sectionCrc   int32   CRC32C of the section's payload bytes (the generation-0 record's checksum)
+ *            entryCount times:
+ *              recordCount int32  >= 1; offsets the entry covers
+ *              entryBytes  int32  >= 0; entry payload length; entries are stored back to back
+ * payloads   the sections' payloads, back to back in section order
+ * trailer    batchCrc     int32   CRC32C of every byte before it
+ * </pre>
+ * A reader checks the length, magic, version and trailer before trusting any field, then the directory's
+ * internal consistency; a section's own CRC is checked by the reader that uses the section
+ * ({@link #verifySection}). Unknown versions are refused, never guessed.
+ */
+public final class WalBatchCodec {
+    public static final int MAGIC = 0x4E57414C;
+    public static final short VERSION = 1;
+    static final int HEADER_BYTES = 4 + 2 + 2 + 8 + 8 + 4;
+    static final int SECTION_FIXED_BYTES = 8 + 8 + 4 + 4 + 4 + 4;
+    static final int ENTRY_DIR_BYTES = 8;
+    static final int TRAILER_BYTES = 4;
+
+    private WalBatchCodec() {
+    }
+
+    /** Bytes {@code batch} encodes to. */
+    public static int encodedSize(WalBatch batch) {
+        long n = HEADER_BYTES + TRAILER_BYTES;
+        for (WalSection s : batch.sections()) {
+            n += SECTION_FIXED_BYTES + (long) ENTRY_DIR_BYTES * s.entries().size() + s.payloadBytes();
+        }
+        if (n > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("WAL batch too large: " + n + " bytes");
+        }
+        return (int) n;
+    }
+
+    public static byte[] encode(WalBatch batch) {
+        byte[] out = new byte[encodedSize(batch)];
+        ByteBuffer b = ByteBuffer.wrap(out);
+        b.putInt(MAGIC).putShort(VERSION).putShort((short) 0).putLong(batch.sliceId()).putLong(batch.sequence())
+                .putInt(batch.sections().size());
+        int sectionStart = 0;
+        for (WalSection s : batch.sections()) {
+            int bytes = Math.toIntExact(s.payloadBytes());
+            b.putLong(s.stream().value()).putLong(s.firstOffset()).putInt(s.entries().size())
+                    .putInt(sectionStart).putInt(bytes).putInt((int) s.checksum().value());
+            for (WalEntry e : s.entries()) {
+                b.putInt(e.recordCount()).putInt(e.payload().length);
+            }
+            sectionStart = Math.addExact(sectionStart, bytes);
+        }
+        for (WalSection s : batch.sections()) {
+            for (WalEntry e : s.entries()) {
+                b.put(e.payload());
+            }
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(out, 0, b.position());
+        b.putInt((int) crc.getValue());
+        return out;
+    }
+
+    /**
+     * Decodes a stored batch; section checksums are carried, not verified (see {@link #verifySection}).
+     *
+     * @throws WalFormatException naming the failed check
+     */
+    public static WalBatch decode(byte[] data) {
+        if (data.length < HEADER_BYTES + TRAILER_BYTES) {
+            throw new WalFormatException(Reason.TRUNCATED, "WAL batch truncated: " + data.length
+                    + " bytes, a batch has at least " + (HEADER_BYTES + TRAILER_BYTES));
+        }
+        ByteBuffer b = ByteBuffer.wrap(data);
+        int magic = b.getInt();
+        if (magic != MAGIC) {
+            throw new WalFormatException(Reason.BAD_MAGIC, "not a WAL batch: magic " + Integer.toHexString(magic)
+                    + ", expected " + Integer.toHexString(MAGIC));
+        }
+        short version = b.getShort();
+        if (version != VERSION) {
+            throw new WalFormatException(Reason.UNKNOWN_VERSION, "unknown WAL batch format version " + version
+                    + ", this reader knows version " + VERSION);
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(data, 0, data.length - TRAILER_BYTES);
+        int stored = ByteBuffer.wrap(data, data.length - TRAILER_BYTES, TRAILER_BYTES).getInt();
+        if ((int) crc.getValue() != stored) {
+            throw new WalFormatException(Reason.CHECKSUM_MISMATCH, "WAL batch checksum mismatch (truncated or corrupt):"
+                    + " stored " + Integer.toHexString(stored) + ", computed " + Integer.toHexString((int) crc.getValue()));
+        }
+        try {
+            return decodeBody(b, data.length - TRAILER_BYTES);
+        } catch (BufferUnderflowException | IllegalArgumentException | ArithmeticException e) {
+            throw new WalFormatException(Reason.MALFORMED, "WAL batch directory is malformed: " + e.getMessage());
+        }
+    }
+
+    private static WalBatch decodeBody(ByteBuffer b, int end) {
+        short flags = b.getShort();
+        if (flags != 0) {
+            throw new IllegalArgumentException("unknown flags " + flags);
+        }
+        long sliceId = b.getLong();
+        long sequence = b.getLong();
+        int count = b.getInt();
+        if (count < 0 || count > (end - HEADER_BYTES) / SECTION_FIXED_BYTES) {
+            throw new IllegalArgumentException("stream count " + count + " does not fit the batch");
+        }
+        record Dir(StreamId stream, long first, int start, int bytes, int crc, int[] records, int[] sizes) {
+        }
+        List<Dir> dirs = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            StreamId stream = new StreamId(b.getLong());
+            long first = b.getLong();
+            int entries = b.getInt();
+            int start = b.getInt();
+            int bytes = b.getInt();
+            int crc = b.getInt();
+            if (entries < 1 || entries > (end - b.position()) / ENTRY_DIR_BYTES) {
+                throw new IllegalArgumentException("section " + i + " entry count " + entries + " does not fit the batch");
+            }
+            int[] records = new int[entries];
+            int[] sizes = new int[entries];
+            long sum = 0;
+            for (int j = 0; j < entries; j++) {
+                records[j] = b.getInt();
+                sizes[j] = b.getInt();
+                if (sizes[j] < 0) {
+                    throw new IllegalArgumentException("section " + i + " entry " + j + " has negative size");
+                }
+                sum += sizes[j];
+            }
+            if (sum != bytes) {
+                throw new IllegalArgumentException("section " + i + " entry sizes add up to " + sum + ", not " + bytes);
+            }
+            dirs.add(new Dir(stream, first, start, bytes, crc, records, sizes));
+        }
+        int payloadArea = b.position();
+        List<WalSection> sections = new ArrayList<>(count);
+        int expectedStart = 0;
+        for (Dir d : dirs) {
+            if (d.start() != expectedStart || (long) payloadArea + d.start() + d.bytes() > end) {
+                throw new IllegalArgumentException("section of " + d.stream() + " lies outside the payload area");
+            }
+            int pos = payloadArea + d.start();
+            List<WalEntry> entries = new ArrayList<>(d.records().length);
+            for (int j = 0; j < d.records().length; j++) {
+                byte[] payload = new byte[d.sizes()[j]];
+                b.get(pos, payload);
+                pos += payload.length;
+                entries.add(new WalEntry(d.records()[j], payload));
+            }
+            sections.add(new WalSection(d.stream(), d.first(), entries, Checksum.crc32c(d.crc())));
+            expectedStart += d.bytes();
+        }
+        if (payloadArea + expectedStart != end) {
+            throw new IllegalArgumentException((end - payloadArea - expectedStart) + " bytes after the last section");
+        }
+        return new WalBatch(sliceId, sequence, sections);
+    }
+
+    /** True when the section's payload bytes have the CRC32C {@code expected}. */
+    public static boolean verifySection(WalSection section, Checksum expected) {
+        return WalSection.of(section.stream(), section.firstOffset(), section.entries()).checksum().equals(expected);
+    }
+}

@@ -1,0 +1,79 @@
+package io.nereus.wal;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of the WAL writer; immutable and validated.
+ *
+ * @param flushBytes         seal the open batch once its payload reaches this many bytes
+ * @param flushDelay         seal a non-empty open batch at the latest this long after its first entry
+ * @param maxBatchBytes      largest batch payload; an append larger than this is refused
+ * @param maxInFlightBatches batches written to BookKeeper but not yet acknowledged, at most
+ * @param sliceMaxBytes      roll over to a new slice (ledger) after this many bytes
+ * @param sliceMaxAge        roll over to a new slice after this long
+ * @param ensembleSize       BookKeeper ensemble of a slice
+ * @param writeQuorum        BookKeeper write quorum
+ * @param ackQuorum          BookKeeper ack quorum
+ * @param password           BookKeeper ledger password of slices
+ */
+public record WalConfig(
+        int flushBytes,
+        Duration flushDelay,
+        int maxBatchBytes,
+        int maxInFlightBatches,
+        long sliceMaxBytes,
+        Duration sliceMaxAge,
+        int ensembleSize,
+        int writeQuorum,
+        int ackQuorum,
+        byte[] password) {
+
+    public WalConfig {
+        Objects.requireNonNull(flushDelay, "flushDelay");
+        Objects.requireNonNull(sliceMaxAge, "sliceMaxAge");
+        Objects.requireNonNull(password, "password");
+        password = password.clone();
+        positive(flushBytes, "flushBytes");
+        positive(maxBatchBytes, "maxBatchBytes");
+        positive(maxInFlightBatches, "maxInFlightBatches");
+        positive(sliceMaxBytes, "sliceMaxBytes");
+        if (flushDelay.isNegative() || sliceMaxAge.isNegative() || sliceMaxAge.isZero()) {
+            throw new IllegalArgumentException("flushDelay must be >= 0 and sliceMaxAge > 0");
+        }
+        if (flushBytes > maxBatchBytes) {
+            throw new IllegalArgumentException("flushBytes " + flushBytes + " must be <= maxBatchBytes " + maxBatchBytes);
+        }
+        if (!(ensembleSize >= writeQuorum && writeQuorum >= ackQuorum && ackQuorum >= 1)) {
+            throw new IllegalArgumentException("need ensembleSize >= writeQuorum >= ackQuorum >= 1: "
+                    + ensembleSize + "/" + writeQuorum + "/" + ackQuorum);
+        }
+    }
+
+    /** Defaults: 256 KiB or 2 ms per batch, 4 MiB batches, 8 in flight, 1 GiB or 1 h slices, quorums 2/2/2. */
+    public static WalConfig defaults() {
+        return new WalConfig(256 * 1024, Duration.ofMillis(2), 4 * 1024 * 1024, 8, 1L << 30, Duration.ofHours(1),
+                2, 2, 2, new byte[0]);
+    }
+
+    public WalConfig withQuorums(int ensemble, int write, int ack) {
+        return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
+                ensemble, write, ack, password);
+    }
+
+    public WalConfig withSlice(long maxBytes, Duration maxAge) {
+        return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, maxBytes, maxAge,
+                ensembleSize, writeQuorum, ackQuorum, password);
+    }
+
+    public WalConfig withFlush(int bytes, Duration delay) {
+        return new WalConfig(bytes, delay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
+                ensembleSize, writeQuorum, ackQuorum, password);
+    }
+
+    private static void positive(long v, String name) {
+        if (v <= 0) {
+            throw new IllegalArgumentException(name + " must be > 0: " + v);
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package io.nereus.wal;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.LedgerEntry;
+import org.apache.bookkeeper.client.LedgerHandle;
+
+/**
+ * Reads WAL batches from slices. Slices are opened without recovery (a slice may still be written by its
+ * writer) and read with unconfirmed reads: an entry named by a committed index record was acknowledged by
+ * the ack quorum before its commit, whatever the reader's last-add-confirmed says.
+ *
+ * <p>Decoded batches are kept in a small LRU, and concurrent reads of one batch share one fetch, so a reader
+ * going through a long range fetches each batch once. Failed fetches are not kept. Thread-safe.
+ */
+public final class WalReader implements AutoCloseable {
+    private final BookKeeper bk;
+    private final byte[] password;
+    private final Map<Long, CompletableFuture<LedgerHandle>> handles = new ConcurrentHashMap<>();
+    private final Map<BatchKey, CompletableFuture<WalBatch>> batches;
+
+    private record BatchKey(long sliceId, long entryId) {
+    }
+
+    public WalReader(BookKeeper bk, byte[] password, int cachedBatches) {
+        this.bk = Objects.requireNonNull(bk, "bk");
+        this.password = password.clone();
+        this.batches = new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<BatchKey, CompletableFuture<WalBatch>> eldest) {
+                return size() > cachedBatches;
+            }
+        };
+    }
+
+    /**
+     * The batch stored at entry {@code entryId} of slice {@code sliceId}; fails with {@link WalReadException}
+     * or {@link WalFormatException}.
+     */
+    public CompletableFuture<WalBatch> read(long sliceId, long entryId) {
+        BatchKey key = new BatchKey(sliceId, entryId);
+        CompletableFuture<WalBatch> f;
+        boolean mine = false;
+        synchronized (batches) {
+            f = batches.get(key);
+            if (f == null) {
+                f = new CompletableFuture<>();
+                batches.put(key, f);
+                mine = true;
+            }
+        }
+        if (mine) {
+            CompletableFuture<WalBatch> result = f;
+            fetch(sliceId, entryId).whenComplete((b, t) -> {
+                if (t != null) {
+                    synchronized (batches) {
+                        batches.remove(key, result);
+                    }
+                    result.completeExceptionally(t);
+                } else {
+                    result.complete(b);
+                }
+            });
+        }
+        return f;
+    }
+
+    /** Forgets a cached batch (after its bytes proved unusable). */
+    public void invalidate(long sliceId, long entryId) {
+        synchronized (batches) {
+            batches.remove(new BatchKey(sliceId, entryId));
+        }
+    }
+
+    private CompletableFuture<WalBatch> fetch(long sliceId, long entryId) {
+        return handle(sliceId).thenCompose(lh -> {
+            CompletableFuture<WalBatch> out = new CompletableFuture<>();
+            lh.asyncReadUnconfirmedEntries(entryId, entryId, (rc, h, seq, ctx) -> {
+                if (rc != BKException.Code.OK) {
+                    out.completeExceptionally(readError(rc, sliceId, entryId));
+                    return;
+                }
+                LedgerEntry e = seq.nextElement();
+                try {
+                    out.complete(WalBatchCodec.decode(e.getEntry()));
+                } catch (RuntimeException ex) {
+                    out.completeExceptionally(ex);
+                }
+            }, null);
+            return out;
+        });
+    }
+
+    private CompletableFuture<LedgerHandle> handle(long sliceId) {
+        CompletableFuture<LedgerHandle> f = handles.computeIfAbsent(sliceId, id -> {
+            CompletableFuture<LedgerHandle> open = new CompletableFuture<>();
+            bk.asyncOpenLedgerNoRecovery(id, BookKeeper.DigestType.CRC32C, password, (rc, lh, ctx) -> {
+                if (rc == BKException.Code.OK) {
+                    open.complete(lh);
+                } else {
+                    open.completeExceptionally(readError(rc, id, -1));
+                }
+            }, null);
+            return open;
+        });
+        f.whenComplete((lh, t) -> {
+            if (t != null) {
+                handles.remove(sliceId, f);
+            }
+        });
+        return f;
+    }
+
+    private static WalReadException readError(int rc, long sliceId, long entryId) {
+        boolean missing = rc == BKException.Code.NoSuchLedgerExistsException
+                || rc == BKException.Code.NoSuchLedgerExistsOnMetadataServerException
+                || rc == BKException.Code.NoSuchEntryException;
+        return new WalReadException(missing, "reading WAL slice " + sliceId + " entry " + entryId + " failed",
+                BKException.create(rc));
+    }
+
+    @Override
+    public void close() {
+        handles.values().forEach(f -> f.thenAccept(lh -> lh.asyncClose((rc, h, c) -> { }, null)));
+        handles.clear();
+    }
+}

@@ -1,0 +1,62 @@
+package io.nereus.testing;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.conf.ClientConfiguration;
+import org.apache.pulsar.metadata.bookkeeper.BKCluster;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A real in-process BookKeeper for engine tests: one bookie on a free loopback port, bookie metadata in a
+ * private in-memory Pulsar metadata store, data in a temporary directory that is removed on close. Register
+ * it as a static field with {@code @RegisterExtension}; it starts once before the class's tests and stops
+ * after them. Clients made by {@link #newClient()} are closed with the cluster.
+ *
+ * <p>{@code BKCluster}'s default bookie configuration does not write entry data to the journal
+ * ({@code journalWriteData=false}): entries survive a client or storage restart, not a bookie restart.
+ */
+public final class BookKeeperCluster implements BeforeAllCallback, AfterAllCallback {
+    private BKCluster cluster;
+    private final List<BookKeeper> clients = new ArrayList<>();
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        cluster = BKCluster.builder()
+                .metadataServiceUri("memory:nereus-" + UUID.randomUUID())
+                .numBookies(1)
+                .build();
+    }
+
+    /** A new BookKeeper client of this cluster; closed by {@link #afterAll}. */
+    public synchronized BookKeeper newClient() {
+        try {
+            BookKeeper bk = cluster.newClient();
+            clients.add(bk);
+            return bk;
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot create a BookKeeper client", e);
+        }
+    }
+
+    /** The base client configuration (metadata service of this cluster) for tests that build their own client. */
+    public ClientConfiguration clientConfiguration() {
+        return BKCluster.newBaseClientConfiguration();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) throws Exception {
+        synchronized (this) {
+            for (BookKeeper bk : clients) {
+                bk.close();
+            }
+            clients.clear();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package io.nereus.wal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.nereus.metadata.Checksum;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.StreamId;
+import io.nereus.wal.WalFormatException.Reason;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
+
+class WalBatchCodecTest {
+
+    private static WalBatch sample() {
+        WalSection a = WalSection.of(StreamId.of(7), 100, List.of(
+                new WalEntry(1, bytes("a0")), new WalEntry(5, bytes("ranged-entry")), new WalEntry(1, new byte[0])));
+        WalSection b = WalSection.of(StreamId.of(3), 0, List.of(new WalEntry(1, bytes("b0"))));
+        return new WalBatch(42, 9, List.of(a, b));
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void roundTrip_keepsSectionsEntriesAndChecksums() {
+        WalBatch batch = sample();
+        byte[] data = WalBatchCodec.encode(batch);
+        assertThat(data).hasSize(WalBatchCodec.encodedSize(batch));
+
+        WalBatch back = WalBatchCodec.decode(data);
+
+        assertThat(back.sliceId()).isEqualTo(42);
+        assertThat(back.sequence()).isEqualTo(9);
+        assertThat(back.sections()).hasSize(2);
+        WalSection a = back.sections().get(0);
+        assertThat(a.stream()).isEqualTo(StreamId.of(7));
+        assertThat(a.range()).isEqualTo(OffsetRange.of(100, 107));
+        assertThat(a.entries()).extracting(WalEntry::recordCount).containsExactly(1, 5, 1);
+        assertThat(a.entries().get(1).payload()).isEqualTo(bytes("ranged-entry"));
+        assertThat(a.entries().get(2).payload()).isEmpty();
+        assertThat(a.checksum()).isEqualTo(batch.sections().get(0).checksum());
+        assertThat(WalBatchCodec.verifySection(a, a.checksum())).isTrue();
+        assertThat(back.sections().get(1).entries().get(0).payload()).isEqualTo(bytes("b0"));
+    }
+
+    @Test
+    void roundTrip_randomBatches() {
+        Random random = new Random(4);
+        for (int round = 0; round < 50; round++) {
+            int streams = random.nextInt(5);
+            List<WalSection> sections = new java.util.ArrayList<>();
+            for (int s = 0; s < streams; s++) {
+                List<WalEntry> entries = new java.util.ArrayList<>();
+                for (int e = 0, n = 1 + random.nextInt(4); e < n; e++) {
+                    byte[] p = new byte[random.nextInt(300)];
+                    random.nextBytes(p);
+                    entries.add(new WalEntry(1 + random.nextInt(3), p));
+                }
+                sections.add(WalSection.of(StreamId.of(s + 1), random.nextInt(1000), entries));
+            }
+            WalBatch batch = new WalBatch(round, round * 2L, sections);
+            WalBatch back = WalBatchCodec.decode(WalBatchCodec.encode(batch));
+            assertThat(back.sections()).hasSameSizeAs(sections);
+            for (int s = 0; s < streams; s++) {
+                assertThat(back.sections().get(s).range()).isEqualTo(sections.get(s).range());
+                assertThat(back.sections().get(s).checksum()).isEqualTo(sections.get(s).checksum());
+                for (int e = 0; e < sections.get(s).entries().size(); e++) {
+                    assertThat(back.sections().get(s).entries().get(e).payload())
+                            .isEqualTo(sections.get(s).entries().get(e).payload());
+                }
+            }
+        }
+    }
+
+    @Test
+    void decode_truncated_isRefused() {
+        byte[] data = WalBatchCodec.encode(sample());
+        assertThatThrownBy(() -> WalBatchCodec.decode(Arrays.copyOf(data, 10)))
+                .isInstanceOfSatisfying(WalFormatException.class, e -> assertThat(e.reason()).isEqualTo(Reason.TRUNCATED))
+                .hasMessageContaining("truncated");
+        assertThatThrownBy(() -> WalBatchCodec.decode(Arrays.copyOf(data, data.length - 3)))
+                .isInstanceOfSatisfying(WalFormatException.class,
+                        e -> assertThat(e.reason()).isEqualTo(Reason.CHECKSUM_MISMATCH));
+    }
+
+    @Test
+    void decode_flippedPayloadByte_isAChecksumMismatch() {
+        byte[] data = WalBatchCodec.encode(sample());
+        data[data.length - 8] ^= 0x10;
+        assertThatThrownBy(() -> WalBatchCodec.decode(data))
+                .isInstanceOfSatisfying(WalFormatException.class,
+                        e -> assertThat(e.reason()).isEqualTo(Reason.CHECKSUM_MISMATCH))
+                .hasMessageContaining("checksum mismatch");
+    }
+
+    @Test
+    void decode_unknownVersion_isRefusedByName() {
+        byte[] data = WalBatchCodec.encode(sample());
+        ByteBuffer.wrap(data).putShort(4, (short) 2);
+        assertThatThrownBy(() -> WalBatchCodec.decode(data))
+                .isInstanceOfSatisfying(WalFormatException.class,
+                        e -> assertThat(e.reason()).isEqualTo(Reason.UNKNOWN_VERSION))
+                .hasMessageContaining("unknown WAL batch format version 2");
+    }
+
+    @Test
+    void decode_otherBytes_badMagic() {
+        byte[] data = new byte[64];
+        assertThatThrownBy(() -> WalBatchCodec.decode(data))
+                .isInstanceOfSatisfying(WalFormatException.class, e -> assertThat(e.reason()).isEqualTo(Reason.BAD_MAGIC));
+    }
+
+    @Test
+    void decode_inconsistentDirectoryWithValidTrailer_isMalformed() {
+        byte[] data = WalBatchCodec.encode(sample());
+        // first section's entryBytes of entry 0: header 28 + section fixed 32 + recordCount 4
+        ByteBuffer.wrap(data).putInt(WalBatchCodec.HEADER_BYTES + WalBatchCodec.SECTION_FIXED_BYTES + 4, 999);
+        CRC32C crc = new CRC32C();
+        crc.update(data, 0, data.length - 4);
+        ByteBuffer.wrap(data).putInt(data.length - 4, (int) crc.getValue());
+        assertThatThrownBy(() -> WalBatchCodec.decode(data))
+                .isInstanceOfSatisfying(WalFormatException.class, e -> assertThat(e.reason()).isEqualTo(Reason.MALFORMED));
+    }
+
+    @Test
+    void verifySection_otherChecksum_isFalse() {
+        WalSection s = sample().sections().get(0);
+        assertThat(WalBatchCodec.verifySection(s, Checksum.crc32c(s.checksum().value() ^ 1))).isFalse();
+    }
+}
