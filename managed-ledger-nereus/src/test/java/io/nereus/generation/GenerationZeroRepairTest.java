@@ -6,6 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.CommitResult;
+import io.nereus.metadata.StreamAppend;
+import io.nereus.metadata.WalTarget;
+import io.nereus.wal.WalBatch;
+import io.nereus.wal.WalBatchCodec;
+import io.nereus.wal.WalEntry;
+import io.nereus.wal.WalSection;
+import org.apache.bookkeeper.client.LedgerHandle;
 import io.nereus.metadata.IndexKey;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
@@ -288,5 +296,35 @@ class GenerationZeroRepairTest {
                 .isEqualTo(ErrorCode.DATA_LOSS);
         assertThatThrownBy(() -> await(s.read(ReadView.COMMITTED, 0, 1, 1 << 20, BoundaryMode.EXACT_START)))
                 .isInstanceOf(NereusException.class).matches(x -> !((NereusException) x).retriable());
+    }
+
+    @Test
+    void repair_takesTheLastSectionOfASlice_notAnEarlierFailedWriteOfTheSameOffsets() throws Exception {
+        StreamId id = await(metadata.openStream("rewritten")).streamId();
+        long epoch = await(metadata.acquireWriter(id, "forger")).writerEpoch();
+        LedgerHandle lh = bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
+        long slice = lh.getId();
+        WalSection failed = WalSection.of(id, 0, List.of(new WalEntry(1, bytes("failed-0")), new WalEntry(1, bytes("failed-1"))));
+        WalSection kept = WalSection.of(id, 0, List.of(new WalEntry(1, bytes("kept-0")), new WalEntry(1, bytes("kept-1"))));
+        lh.addEntry(WalBatchCodec.encode(new WalBatch(slice, 0, List.of(failed))));
+        long keptEntry = lh.addEntry(WalBatchCodec.encode(new WalBatch(slice, 1, List.of(kept))));
+        lh.close();
+        StreamAppend committed = new StreamAppend(id, epoch, kept.range(), new WalTarget(slice, keptEntry, 0),
+                kept.checksum(), 2, kept.payloadBytes());
+        assertThat(await(metadata.commit(List.of(committed)))).isInstanceOf(CommitResult.Committed.class);
+        deleteGenerationZero(id);
+
+        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(bk, WAL.password(), 4), 10_000,
+                Duration.ofSeconds(10), Clock.systemUTC());
+        assertThat(await(repair.repair(id, 1))).isEqualTo(new GenerationZeroRepair.Outcome.Repaired());
+
+        assertThat(await(metadata.indexRecords(id, ReadView.COMMITTED))).containsExactly(committed.generationZeroRecord());
+        NereusStream s = await(storage("reader", 10_000).openStream("rewritten"));
+        assertThat(readAll(s, 0)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+                .containsExactly("kept-0", "kept-1");
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
     }
 }
