@@ -44,9 +44,11 @@ import org.slf4j.LoggerFactory;
  *       candidate.</li>
  * </ol>
  * Bounded by {@code maxBatches} batch reads (end probes included) and a time budget over all slices; running
- * out is {@link Outcome.Incomplete} (retriable), as is a transient read failure. Only when every candidate
- * slice was read to its end without evidence is the result {@link Outcome.NoEvidence}, logged as an error:
- * committed data is gone. Holds no state between calls, so nothing is ever cached negatively. Thread-safe.
+ * out is {@link Outcome.Incomplete} (retriable), as is a transient read failure. When every candidate slice
+ * was read to its end without evidence, or a candidate slice is missing altogether, the result is
+ * {@link Outcome.NoEvidence}, logged as an error: committed data is gone. A missing slice stops the search
+ * rather than passing to older slices, which may hold an earlier failed write of the same offsets; a false
+ * data-loss report is loud, a wrong binding would be silent. Holds no state between calls, so nothing is ever cached negatively. Thread-safe.
  */
 public final class WalEvidenceRepair implements GenerationZeroRepair {
     private static final Logger LOG = LoggerFactory.getLogger(WalEvidenceRepair.class);
@@ -172,8 +174,9 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
             Throwable t = WalTargetReader.unwrap(error);
             if (t instanceof WalReadException r && r.missing()) {
                 if (entry == 0) {
-                    LOG.warn("WAL slice named by an intent is missing or empty: stream={} offset={} slice={}",
-                            a.stream, a.offset, slice);
+                    LOG.error("WAL slice named by an intent is missing, committed data may be lost: stream={}"
+                            + " offset={} slice={} slicesTried={}", a.stream, a.offset, slice, a.tried);
+                    return CompletableFuture.<ScanStep>completedFuture(new ScanStep.Done(new Outcome.NoEvidence()));
                 }
                 return CompletableFuture.<ScanStep>completedFuture(new ScanStep.SliceEnd(found));
             }

@@ -15,6 +15,8 @@ import io.nereus.wal.WalEntry;
 import io.nereus.wal.WalSection;
 import org.apache.bookkeeper.client.LedgerHandle;
 import io.nereus.metadata.IndexKey;
+import io.nereus.metadata.WalIntent;
+import io.nereus.metadata.WalIntentCodec;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
@@ -322,6 +324,28 @@ class GenerationZeroRepairTest {
         NereusStream s = await(storage("reader", 10_000).openStream("rewritten"));
         assertThat(readAll(s, 0)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
                 .containsExactly("kept-0", "kept-1");
+    }
+
+    @Test
+    void read_whenTheSliceHoldingTheOffsetIsMissing_failsAsDataLoss_notFromAnOlderSlice() {
+        appendRounds();
+        StreamId id = ids.get("topic-0");
+        deleteGenerationZero(id);
+        long offset = appended.get("topic-0").size() - 1;
+        byte[] intentKey = metadata.keyspace().intentKey(id, 424_242);
+        byte[] intent = WalIntentCodec.INSTANCE.encode(new WalIntent(offset, 1));
+        fdb.run(tr -> {
+            tr.set(intentKey, intent);
+            return null;
+        });
+
+        NereusStream s = await(storage("reader", 10_000).openStream("topic-0"));
+        assertThat(codeOf(() -> await(s.read(ReadView.COMMITTED, offset, 1, 1 << 20, BoundaryMode.EXACT_START))))
+                .isEqualTo(ErrorCode.DATA_LOSS);
+        assertThat(await(metadata.indexRecords(id, ReadView.COMMITTED))).isEmpty();
+        // offsets before the fake intent's first offset still come from the real slices
+        ReadResult first = await(s.read(ReadView.COMMITTED, 0, 1, 1 << 20, BoundaryMode.EXACT_START));
+        assertThat(first.entries().get(0).payload()).isEqualTo(appended.get("topic-0").get(0).payload());
     }
 
     private static byte[] bytes(String s) {
