@@ -2,11 +2,13 @@ package io.nereus.stream;
 
 import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.GenerationZeroRepair;
+import io.nereus.generation.WalEvidenceRepair;
 import io.nereus.generation.WalTargetReader;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalWriter;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -48,13 +50,18 @@ public final class StreamStorage implements AutoCloseable {
                 config.cachedResolutions());
     }
 
+    /** Wall-clock time one generation-0 repair may spend before it reports a retriable incomplete repair. */
+    static final Duration REPAIR_TIME_BUDGET = Duration.ofSeconds(10);
+
     /**
      * A storage instance writing as {@code writerId} (the broker id, used as the writer id of its streams and
-     * of its WAL slices).
+     * of its WAL slices). Missing generation-0 records are repaired from WAL evidence ({@link WalEvidenceRepair})
+     * within {@link StorageConfig#repairMaxEntries} batch reads and {@link #REPAIR_TIME_BUDGET}.
      */
     public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata, String writerId,
             Clock clock) {
-        return new StreamStorage(config, bk, metadata, writerId, clock, r -> GenerationZeroRepair.NONE);
+        return new StreamStorage(config, bk, metadata, writerId, clock,
+                r -> new WalEvidenceRepair(metadata, r, config.repairMaxEntries(), REPAIR_TIME_BUDGET, clock));
     }
 
     /** Opens (creating if absent) the stream of {@code managedLedgerName}; the handle is shared. */

@@ -70,6 +70,14 @@ public final class WalReader implements AutoCloseable {
         return f;
     }
 
+    /**
+     * The batch at entry {@code entryId} of slice {@code sliceId}, fetched without using or filling the batch
+     * cache: for scans (generation-0 repair) that would otherwise evict what readers need.
+     */
+    public CompletableFuture<WalBatch> readUncached(long sliceId, long entryId) {
+        return fetch(sliceId, entryId);
+    }
+
     /** Forgets a cached batch (after its bytes proved unusable). */
     public void invalidate(long sliceId, long entryId) {
         synchronized (batches) {

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
@@ -277,6 +279,65 @@ public final class MetadataStore {
             byte[] key = ks.intentKey(stream, sliceId);
             return db.readAsync(tr -> tr.get(key).thenApply(v -> Optional.ofNullable(v)
                     .map(WalIntentCodec.INSTANCE::decode)), executor);
+        });
+    }
+
+    /**
+     * Every intent of {@code stream}: WAL slice id to the first offset the stream wrote into that slice and
+     * the writer epoch of that commit, by slice id. Generation-0 repair uses it to find the slice holding an
+     * offset.
+     */
+    public CompletableFuture<SortedMap<Long, WalIntent>> intents(StreamId stream) {
+        return guard(() -> {
+            var range = ks.intentRange(stream);
+            return db.readAsync(tr -> tr.getRange(range).asList().thenApply(kvs -> {
+                SortedMap<Long, WalIntent> out = new TreeMap<>();
+                for (KeyValue kv : kvs) {
+                    out.put(ks.unpackIntentKey(kv.getKey()).walSliceId(), WalIntentCodec.INSTANCE.decode(kv.getValue()));
+                }
+                return out;
+            }), executor);
+        });
+    }
+
+    // ---- generation-0 repair ----
+
+    /**
+     * Writes a missing generation-0 record rebuilt from WAL evidence, only if, in the same transaction, the
+     * head still holds the range (not wholly trimmed, within the committed end) and no readable COMMITTED-view
+     * record overlaps it (see {@link RepairOutcome#decide}). Reads the head and every COMMITTED-view record
+     * that may overlap, so a racing commit, trim or publication is a conflict, not an overwrite. Retrying
+     * after an unknown result finds the record in place and reports {@link RepairOutcome.Repaired} again.
+     *
+     * @return a future failing with {@link UnknownStreamException} when the stream has no head
+     */
+    public CompletableFuture<RepairOutcome> repairGenerationZero(RepairRequest request) {
+        return guard(() -> {
+            Objects.requireNonNull(request, "request");
+            StreamId stream = request.stream();
+            OffsetRange range = request.range();
+            // records ending inside (start, end] overlap; of those ending after end, the first few of the
+            // lookup space are the ones that may start below end (superseded records leave the space)
+            var endingInside = ks.indexEndOffsetRange(stream, ReadView.COMMITTED,
+                    new OffsetRange(range.start() + 1, range.end() + 1));
+            var endingAfter = ks.indexCoveringRange(stream, ReadView.COMMITTED, range.end());
+            IndexRecord wanted = request.record();
+            byte[] key = ks.indexKey(IndexKey.of(wanted));
+            return db.runAsync(tr -> {
+                CompletableFuture<Optional<StreamHead>> head = readHead(tr, stream);
+                CompletableFuture<List<KeyValue>> inside = tr.getRange(endingInside).asList();
+                CompletableFuture<List<KeyValue>> after = tr.getRange(endingAfter, LOOKUP_SCAN_LIMIT).asList();
+                return CompletableFuture.allOf(head, inside, after).thenApply(ignored -> {
+                    StreamHead h = head.join().orElseThrow(() -> new UnknownStreamException(stream));
+                    List<IndexRecord> overlapping = new ArrayList<>(decodeIndex(inside.join()));
+                    overlapping.addAll(decodeIndex(after.join()));
+                    RepairOutcome o = RepairOutcome.decide(h, overlapping, request);
+                    if (o instanceof RepairOutcome.Repaired) {
+                        tr.set(key, IndexRecordCodec.INSTANCE.encode(wanted));
+                    }
+                    return o;
+                });
+            }, executor);
         });
     }
 
