@@ -31,6 +31,7 @@ import org.HdrHistogram.Recorder;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.pulsar.metadata.bookkeeper.BKCluster;
 
 /**
@@ -54,15 +55,16 @@ public final class WalAppendBenchmark {
     }
 
     /** One measurement: a name, the appends completed, elapsed nanoseconds, latencies in microseconds. */
-    private record Result(String name, long entries, long nanos, Histogram latencyMicros, long fdbWrites) {
+    private record Result(String name, int entryBytes, long entries, long nanos, Histogram latencyMicros,
+            long fdbWrites) {
         double perSecond() {
             return entries * 1e9 / nanos;
         }
 
         String line() {
-            return String.format("%-22s %9.0f entries/s %7.1f MiB/s  p50 %6.2f ms  p99 %6.2f ms  p99.9 %6.2f ms"
+            return String.format("%-32s %9.0f entries/s %7.1f MiB/s  p50 %6.2f ms  p99 %6.2f ms  p99.9 %6.2f ms"
                             + "  fdb write tx/s %7.0f",
-                    name, perSecond(), perSecond() * ENTRY_BYTES / (1 << 20),
+                    name, perSecond(), perSecond() * entryBytes / (1 << 20),
                     latencyMicros.getValueAtPercentile(50) / 1000.0, latencyMicros.getValueAtPercentile(99) / 1000.0,
                     latencyMicros.getValueAtPercentile(99.9) / 1000.0, fdbWrites * 1e9 / nanos);
         }
@@ -77,10 +79,14 @@ public final class WalAppendBenchmark {
         byte[] payload = new byte[ENTRY_BYTES];
         new Random(42).nextBytes(payload);
 
-        BKCluster cluster = BKCluster.builder().metadataServiceUri("memory:nereus-bench-" + UUID.randomUUID())
-                .numBookies(1).build();
+        String bookieMetadata = "memory:nereus-bench-" + UUID.randomUUID();
+        BKCluster cluster = BKCluster.builder().metadataServiceUri(bookieMetadata).numBookies(1).build();
+        // as Pulsar's broker does: no client-side rate limit (the BookKeeper default is 5,000 adds/s)
+        ClientConfiguration clientConf = BKCluster.newBaseClientConfiguration();
+        clientConf.setMetadataServiceUri("metadata-store:" + bookieMetadata);
+        clientConf.setThrottleValue(0);
         AtomicLong fdbWrites = new AtomicLong();
-        try (EmbeddedFdb fdb = EmbeddedFdb.inMemory(); BookKeeper bk = cluster.newClient()) {
+        try (EmbeddedFdb fdb = EmbeddedFdb.inMemory(); BookKeeper bk = new BookKeeper(clientConf)) {
             Database counted = countingWrites(fdb, fdbWrites);
             MetadataStore metadata = MetadataStore.open(counted,
                     new NereusKeyspace(new Subspace(Tuple.from("nereus", "bench"))), fdb.getExecutor())
@@ -88,8 +94,13 @@ public final class WalAppendBenchmark {
             List<Result> results = new ArrayList<>();
 
             results.add(raw("raw BookKeeper", bk, payload, seconds, inFlight, fdbWrites));
-
             WalConfig wal = WalConfig.defaults().withQuorums(1, 1, 1);
+            // the same bytes as WAL-batch-sized entries with the WAL's pipeline depth: the bookie's byte rate
+            byte[] batchSized = new byte[wal.flushBytes()];
+            new Random(43).nextBytes(batchSized);
+            Result rawBatches = raw("raw BookKeeper, 256 KiB entries", bk, batchSized, seconds,
+                    wal.maxInFlightBatches(), fdbWrites);
+
             for (int streams : new int[] {1, 100}) {
                 try (StreamStorage storage = StreamStorage.create(StorageConfig.defaults().withWal(wal), bk, metadata,
                         "bench-" + streams, Clock.systemUTC())) {
@@ -100,24 +111,29 @@ public final class WalAppendBenchmark {
                         handles.add(h);
                     }
                     List<AppendEntry> entry = List.of(AppendEntry.of(payload));
-                    results.add(run("Nereus, " + streams + " stream" + (streams > 1 ? "s" : ""), seconds, inFlight,
-                            fdbWrites, i -> handles.get(i % streams).append(entry).thenApply(r -> null)));
+                    String name = "Nereus, " + streams + " stream" + (streams > 1 ? "s" : "");
+                    results.add(run(name, ENTRY_BYTES, seconds, inFlight, fdbWrites,
+                            i -> handles.get(i % streams).append(entry).thenApply(r -> null)));
                 }
             }
 
             // once more at the end: the first measurement also pays for JIT warm-up of the shared client paths
             results.add(raw("raw BookKeeper, again", bk, payload, seconds, inFlight, fdbWrites));
 
-            System.out.printf("WAL: flush %d bytes or %s, %d batches in flight; metadata: EmbeddedFdb in memory%n",
+            System.out.printf("WAL: flush %d bytes or %s, %d batches in flight; quorums 1/1/1; BookKeeper client"
+                    + " throttle off; metadata: EmbeddedFdb in memory%n",
                     wal.flushBytes(), wal.flushDelay(), wal.maxInFlightBatches());
             for (Result r : results) {
                 System.out.println(r.line());
             }
             double raw = Math.max(results.get(0).perSecond(), results.get(results.size() - 1).perSecond());
             for (Result r : results.subList(1, results.size() - 1)) {
-                System.out.printf("ratio %s / raw BookKeeper (the better raw run): %.2f; entries per fdb write tx: %.0f%n",
-                        r.name(), r.perSecond() / raw, r.fdbWrites() == 0 ? 0.0 : (double) r.entries() / r.fdbWrites());
+                System.out.printf("%s: / raw 1 KiB entries (the better run) %.2f, bytes / raw 256 KiB entries %.2f,"
+                        + " entries per fdb write tx %.0f%n", r.name(), r.perSecond() / raw,
+                        r.perSecond() * ENTRY_BYTES / (rawBatches.perSecond() * rawBatches.entryBytes()),
+                        r.fdbWrites() == 0 ? 0.0 : (double) r.entries() / r.fdbWrites());
             }
+            System.out.println(rawBatches.line());
         } finally {
             cluster.close();
         }
@@ -128,7 +144,7 @@ public final class WalAppendBenchmark {
             AtomicLong fdbWrites) throws Exception {
         LedgerHandle ledger = bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, PASSWORD);
         try {
-            return run(name, seconds, inFlight, fdbWrites, i -> {
+            return run(name, payload.length, seconds, inFlight, fdbWrites, i -> {
                 CompletableFuture<Void> done = new CompletableFuture<>();
                 ledger.asyncAddEntry(payload, (rc, lh, entryId, ctx) -> {
                     if (rc == BKException.Code.OK) {
@@ -145,7 +161,7 @@ public final class WalAppendBenchmark {
     }
 
     /** Runs {@code append} (given a sequence number) with at most {@code inFlight} outstanding. */
-    private static Result run(String name, int seconds, int inFlight, AtomicLong fdbWrites,
+    private static Result run(String name, int entryBytes, int seconds, int inFlight, AtomicLong fdbWrites,
             IntFunction<CompletableFuture<Void>> append) throws Exception {
         Recorder recorder = new Recorder(3);
         Semaphore permits = new Semaphore(inFlight);
@@ -184,7 +200,7 @@ public final class WalAppendBenchmark {
                 throw new IllegalStateException(name + ": an append failed", failure.get());
             }
             if (measuring) {
-                return new Result(name, completed.get() - completedBefore, nanos, recorder.getIntervalHistogram(),
+                return new Result(name, entryBytes, completed.get() - completedBefore, nanos, recorder.getIntervalHistogram(),
                         fdbWrites.get() - writesBefore);
             }
         }
