@@ -200,8 +200,8 @@ public final class WalAppendBenchmark {
                 throw new IllegalStateException(name + ": an append failed", failure.get());
             }
             if (measuring) {
-                return new Result(name, entryBytes, completed.get() - completedBefore, nanos, recorder.getIntervalHistogram(),
-                        fdbWrites.get() - writesBefore);
+                return new Result(name, entryBytes, completed.get() - completedBefore, nanos,
+                        recorder.getIntervalHistogram(), fdbWrites.get() - writesBefore);
             }
         }
         throw new AssertionError("unreachable");
