@@ -14,6 +14,7 @@ import io.nereus.wal.WalWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -135,7 +136,7 @@ public final class NereusStream {
             if (error != null) {
                 NereusException n = Errors.append(error, id());
                 failed(mySession, n);
-                throw n;
+                throw fencedIfDropped(n);
             }
             committed(range, entries, head);
             return range;
@@ -149,6 +150,19 @@ public final class NereusStream {
             offset += e.recordCount();
         }
         purgatory.advance(head.committedEnd());
+    }
+
+    /**
+     * An append the WAL dropped because an earlier one failed reports FENCED once that failure fenced this
+     * handle: it was never committed and never will be, and a retry on this handle cannot succeed.
+     */
+    private NereusException fencedIfDropped(NereusException n) {
+        synchronized (this) {
+            if (n.code() == ErrorCode.RETRIABLE_ABANDONED && mode == Mode.FENCED) {
+                return new NereusException(ErrorCode.FENCED, Map.of("stream", id()), n);
+            }
+        }
+        return n;
     }
 
     private void failed(long failedSession, NereusException cause) {
