@@ -3,10 +3,10 @@ package io.nereus.metadata;
 import java.util.List;
 import java.util.Objects;
 
-/** The result of committing one WAL batch for many streams in one transaction. */
+/** The result of committing one or more consecutive WAL batches of many streams in one transaction. */
 public sealed interface CommitResult {
 
-    /** Every stream's append is committed (now or by an earlier attempt); heads in append order. */
+    /** Every append is committed (now or by an earlier attempt); one head per append, in append order. */
     record Committed(List<StreamHead> heads) implements CommitResult {
         public Committed {
             heads = List.copyOf(heads);

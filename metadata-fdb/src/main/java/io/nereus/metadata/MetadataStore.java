@@ -6,8 +6,11 @@ import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.async.AsyncUtil;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -203,10 +206,17 @@ public final class MetadataStore {
     // ---- commit ----
 
     /**
-     * Commits one WAL batch: for every append, checks the writer epoch and that it starts at the head's
-     * committed end, advances the head, writes the generation-0 record and, on the stream's first append
-     * into the slice, its intent; all in one transaction, all or nothing. Retrying after an unknown result
-     * finds the batch already applied and reports it committed without advancing anything twice.
+     * Commits one or more consecutive WAL batches: for every append, checks the writer epoch and that it starts
+     * at the stream's committed end, advances the head, writes the generation-0 record and, on the stream's
+     * first append into the slice, its intent; all in one transaction, all or nothing. A stream may have
+     * several appends (one per coalesced batch), listed in offset order: the first must start at the head's
+     * committed end, each next one at the previous one's end, all with the stream's epoch; the head advances
+     * through all of them and each writes its own record. A refusal of any append refuses the whole commit
+     * and names that append. Retrying after an unknown result finds the appends already applied and reports
+     * them committed without advancing anything twice.
+     *
+     * @return on success, one head per append in append order: the head after that append (for an append an
+     *         earlier attempt already applied, the stored head)
      */
     public CompletableFuture<CommitResult> commit(List<StreamAppend> appends) {
         return guard(() -> {
@@ -214,54 +224,56 @@ public final class MetadataStore {
             if (batch.isEmpty()) {
                 throw new IllegalArgumentException("a commit needs at least one append");
             }
-            Set<StreamId> seen = new HashSet<>();
-            for (StreamAppend a : batch) {
-                if (!seen.add(a.stream())) {
-                    throw new IllegalArgumentException("a commit holds at most one append per stream, " + a.stream()
-                            + " appears twice");
-                }
-            }
             return db.runAsync(tr -> commitBody(tr, batch), executor);
         });
     }
 
     private CompletableFuture<CommitResult> commitBody(Transaction tr, List<StreamAppend> batch) {
-        List<CompletableFuture<byte[]>> heads = new ArrayList<>();
+        Map<StreamId, CompletableFuture<byte[]>> heads = new LinkedHashMap<>();
         List<CompletableFuture<byte[]>> atEnd = new ArrayList<>();
-        List<CompletableFuture<byte[]>> intents = new ArrayList<>();
+        Map<List<Object>, CompletableFuture<byte[]>> intents = new HashMap<>();
         for (StreamAppend a : batch) {
-            heads.add(tr.get(ks.headKey(a.stream())));
+            heads.computeIfAbsent(a.stream(), s -> tr.get(ks.headKey(s)));
             atEnd.add(tr.get(ks.indexKey(IndexKey.of(a.generationZeroRecord()))));
-            intents.add(tr.get(ks.intentKey(a.stream(), a.target().sliceId())));
+            intents.computeIfAbsent(intentSlot(a), k -> tr.get(ks.intentKey(a.stream(), a.target().sliceId())));
         }
-        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads);
+        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.values());
         all.addAll(atEnd);
-        all.addAll(intents);
+        all.addAll(intents.values());
         return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
+            Map<StreamId, StreamHead> current = new HashMap<>();
             List<AppendOutcome> outcomes = new ArrayList<>();
             for (int i = 0; i < batch.size(); i++) {
                 StreamAppend a = batch.get(i);
-                byte[] h = heads.get(i).join();
-                if (h == null) {
-                    return new CommitResult.UnknownStream(a.stream());
+                StreamHead head = current.get(a.stream());
+                if (head == null) {
+                    byte[] h = heads.get(a.stream()).join();
+                    if (h == null) {
+                        return new CommitResult.UnknownStream(a.stream());
+                    }
+                    head = StreamHeadCodec.INSTANCE.decode(h);
                 }
                 IndexKey endKey = IndexKey.of(a.generationZeroRecord());
                 Optional<IndexRecord> existing = Optional.ofNullable(atEnd.get(i).join())
                         .map(b -> IndexRecordCodec.INSTANCE.decode(endKey, b));
-                AppendOutcome o = AppendOutcome.decide(StreamHeadCodec.INSTANCE.decode(h), existing, a);
+                AppendOutcome o = AppendOutcome.decide(head, existing, a);
                 if (!o.permitsCommit()) {
                     return new CommitResult.Rejected(a, o);
                 }
+                current.put(a.stream(), o instanceof AppendOutcome.Apply apply ? apply.next() : head);
                 outcomes.add(o);
             }
             List<StreamHead> result = new ArrayList<>();
+            Set<StreamId> advanced = new HashSet<>();
+            Set<List<Object>> intentWritten = new HashSet<>();
             for (int i = 0; i < batch.size(); i++) {
                 StreamAppend a = batch.get(i);
                 AppendOutcome o = outcomes.get(i);
                 if (o instanceof AppendOutcome.Apply apply) {
-                    tr.set(ks.headKey(a.stream()), StreamHeadCodec.INSTANCE.encode(apply.next()));
+                    advanced.add(a.stream());
                     tr.set(ks.indexKey(IndexKey.of(apply.record())), IndexRecordCodec.INSTANCE.encode(apply.record()));
-                    if (intents.get(i).join() == null) {
+                    List<Object> slot = intentSlot(a);
+                    if (intents.get(slot).join() == null && intentWritten.add(slot)) {
                         tr.set(ks.intentKey(a.stream(), a.target().sliceId()), WalIntentCodec.INSTANCE.encode(a.intent()));
                     }
                     result.add(apply.next());
@@ -269,8 +281,15 @@ public final class MetadataStore {
                     result.add(((AppendOutcome.AlreadyApplied) o).head());
                 }
             }
+            for (StreamId s : advanced) {
+                tr.set(ks.headKey(s), StreamHeadCodec.INSTANCE.encode(current.get(s)));
+            }
             return new CommitResult.Committed(result);
         });
+    }
+
+    private static List<Object> intentSlot(StreamAppend a) {
+        return List.of(a.stream(), a.target().sliceId());
     }
 
     /** The intent of {@code stream} in WAL slice {@code sliceId}, if the stream ever wrote into it. */

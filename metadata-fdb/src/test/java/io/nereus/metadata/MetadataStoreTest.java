@@ -4,6 +4,7 @@ import static io.nereus.metadata.StoreFixture.append;
 import static io.nereus.metadata.StoreFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import com.apple.foundationdb.directory.DirectoryLayer;
 import com.apple.foundationdb.directory.DirectorySubspace;
@@ -135,8 +136,85 @@ class MetadataStoreTest {
         assertThat(r).isEqualTo(new CommitResult.Rejected(append(s, e, 1, 3, 1, 1, 0), new AppendOutcome.UnexpectedStart(2, 1)));
         assertThat(await(store.commit(List.of(append(StreamId.of(999), 1, 0, 1, 1, 0, 0)))))
                 .isEqualTo(new CommitResult.UnknownStream(StreamId.of(999)));
-        assertThatThrownBy(() -> await(store.commit(List.of(append(s, e, 2, 3, 1, 1, 0), append(s, e, 3, 4, 1, 1, 1)))))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("appears twice");
+    }
+
+    @Test
+    void commit_severalAppendsOfOneStream_advanceThroughAllWithOwnRecords() {
+        StreamId s1 = f.newStream("a");
+        StreamId s2 = f.newStream("b");
+        long e1 = f.acquire(s1);
+        long e2 = f.acquire(s2);
+        List<StreamAppend> coalesced = List.of(
+                append(s1, e1, 0, 3, 50, 0, 0), append(s2, e2, 0, 1, 50, 0, 1),
+                append(s1, e1, 3, 4, 50, 1, 0),
+                append(s1, e1, 4, 6, 51, 0, 1), append(s2, e2, 1, 2, 51, 0, 0));
+        CommitResult r = await(store.commit(coalesced));
+        assertThat(((CommitResult.Committed) r).heads()).extracting(StreamHead::committedEnd)
+                .containsExactly(3L, 1L, 4L, 6L, 2L);
+        StreamHead h1 = await(store.head(s1)).orElseThrow();
+        assertThat(h1.committedEnd()).isEqualTo(6);
+        assertThat(h1.commitVersion()).isEqualTo(3);
+        assertThat(h1.cumulativeBytes()).isEqualTo(60);
+        assertThat(await(store.head(s2)).orElseThrow().committedEnd()).isEqualTo(2);
+        assertThat(await(store.indexRecords(s1, ReadView.COMMITTED))).extracting(IndexRecord::range, IndexRecord::target)
+                .containsExactly(tuple(OffsetRange.of(0, 3), new WalTarget(50, 0, 0)),
+                        tuple(OffsetRange.of(3, 4), new WalTarget(50, 1, 0)),
+                        tuple(OffsetRange.of(4, 6), new WalTarget(51, 0, 1)));
+        assertThat(await(store.intent(s1, 50))).as("first append into the slice").contains(new WalIntent(0, e1));
+        assertThat(await(store.intent(s1, 51))).contains(new WalIntent(4, e1));
+        assertThat(await(store.intent(s2, 51))).contains(new WalIntent(1, e2));
+    }
+
+    @Test
+    void commit_severalAppendsOfOneStream_notChained_isRejectedAndWritesNothing() {
+        StreamId s1 = f.newStream("a");
+        StreamId s2 = f.newStream("b");
+        long e1 = f.acquire(s1);
+        long e2 = f.acquire(s2);
+        StreamAppend gap = append(s1, e1, 4, 5, 50, 1, 0);
+        CommitResult r = await(store.commit(List.of(
+                append(s1, e1, 0, 3, 50, 0, 0), append(s2, e2, 0, 1, 50, 0, 1), gap)));
+        assertThat(r).isEqualTo(new CommitResult.Rejected(gap, new AppendOutcome.UnexpectedStart(3, 4)));
+        StreamAppend outOfOrder = append(s1, e1, 0, 3, 50, 0, 0);
+        assertThat(await(store.commit(List.of(append(s1, e1, 3, 4, 50, 1, 0), outOfOrder))))
+                .isEqualTo(new CommitResult.Rejected(append(s1, e1, 3, 4, 50, 1, 0),
+                        new AppendOutcome.UnexpectedStart(0, 3)));
+        StreamAppend staleEpoch = append(s1, e1 + 1, 3, 4, 50, 1, 0);
+        assertThat(await(store.commit(List.of(append(s1, e1, 0, 3, 50, 0, 0), staleEpoch))))
+                .isEqualTo(new CommitResult.Rejected(staleEpoch, new AppendOutcome.Fenced(e1, e1 + 1)));
+        assertThat(await(store.head(s1)).orElseThrow().committedEnd()).as("all or nothing").isZero();
+        assertThat(await(store.head(s2)).orElseThrow().committedEnd()).isZero();
+        assertThat(await(store.indexRecords(s1, ReadView.COMMITTED))).isEmpty();
+        assertThat(await(store.intent(s1, 50))).isEmpty();
+    }
+
+    @Test
+    void commit_severalAppendsOfOneStream_retriedAfterUnknownResult_advancesOnce() {
+        StreamId s1 = f.newStream("a");
+        StreamId s2 = f.newStream("b");
+        long e1 = f.acquire(s1);
+        long e2 = f.acquire(s2);
+        List<StreamAppend> coalesced = List.of(
+                append(s1, e1, 0, 2, 50, 0, 0), append(s2, e2, 0, 1, 50, 0, 1),
+                append(s1, e1, 2, 5, 50, 1, 0), append(s1, e1, 5, 6, 50, 2, 0));
+        f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_APPLIED, 1);
+        CommitResult r = await(store.commit(coalesced));
+        assertThat(r).isInstanceOf(CommitResult.Committed.class);
+        StreamHead h1 = await(store.head(s1)).orElseThrow();
+        assertThat(h1.committedEnd()).isEqualTo(6);
+        assertThat(h1.commitVersion()).as("advanced once per append, not again on retry").isEqualTo(3);
+        assertThat(h1.cumulativeBytes()).isEqualTo(60);
+        assertThat(((CommitResult.Committed) r).heads()).as("the retry reports the stored heads")
+                .containsExactly(h1, await(store.head(s2)).orElseThrow(), h1, h1);
+        assertThat(await(store.head(s2)).orElseThrow().commitVersion()).isEqualTo(1);
+        assertThat(await(store.indexRecords(s1, ReadView.COMMITTED))).hasSize(3);
+        assertThat(await(store.commit(coalesced))).as("a late duplicate changes nothing")
+                .isInstanceOf(CommitResult.Committed.class);
+        assertThat(await(store.head(s1)).orElseThrow()).isEqualTo(h1);
+        f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_NOT_APPLIED, 1);
+        await(store.commit(List.of(append(s1, e1, 6, 7, 50, 3, 0), append(s1, e1, 7, 8, 50, 4, 0))));
+        assertThat(await(store.head(s1)).orElseThrow().commitVersion()).isEqualTo(5);
+        assertThat(await(store.indexRecords(s1, ReadView.COMMITTED))).hasSize(5);
     }
 
     @Test
