@@ -16,6 +16,12 @@ import java.util.Objects;
  * @param writeQuorum        BookKeeper write quorum
  * @param ackQuorum          BookKeeper ack quorum
  * @param password           BookKeeper ledger password of slices
+ * @param maxCoalescedBatches  acknowledged consecutive batches committed together in one metadata transaction,
+ *                             at most ({@code 1..64}; 1 turns coalescing off)
+ * @param maxCoalescedAppends  stream appends (one per stream per batch) in one coalesced metadata transaction,
+ *                             at most ({@code 1..16384}); each costs a few hundred bytes of reads and
+ *                             mutations, so the default keeps a transaction near 1 MB, well inside
+ *                             FoundationDB's 10 MB. A single batch is always committed, even when larger.
  */
 public record WalConfig(
         int flushBytes,
@@ -27,7 +33,13 @@ public record WalConfig(
         int ensembleSize,
         int writeQuorum,
         int ackQuorum,
-        byte[] password) {
+        byte[] password,
+        int maxCoalescedBatches,
+        int maxCoalescedAppends) {
+
+    /** Upper bounds of the coalescing settings, keeping a commit transaction far below 10 MB and 5 s. */
+    public static final int MAX_COALESCED_BATCHES_LIMIT = 64;
+    public static final int MAX_COALESCED_APPENDS_LIMIT = 16_384;
 
     public WalConfig {
         Objects.requireNonNull(flushDelay, "flushDelay");
@@ -44,31 +56,47 @@ public record WalConfig(
         if (flushBytes > maxBatchBytes) {
             throw new IllegalArgumentException("flushBytes " + flushBytes + " must be <= maxBatchBytes " + maxBatchBytes);
         }
+        if (maxCoalescedBatches < 1 || maxCoalescedBatches > MAX_COALESCED_BATCHES_LIMIT) {
+            throw new IllegalArgumentException("maxCoalescedBatches must be in 1.." + MAX_COALESCED_BATCHES_LIMIT
+                    + ": " + maxCoalescedBatches);
+        }
+        if (maxCoalescedAppends < 1 || maxCoalescedAppends > MAX_COALESCED_APPENDS_LIMIT) {
+            throw new IllegalArgumentException("maxCoalescedAppends must be in 1.." + MAX_COALESCED_APPENDS_LIMIT
+                    + ": " + maxCoalescedAppends);
+        }
         if (!(ensembleSize >= writeQuorum && writeQuorum >= ackQuorum && ackQuorum >= 1)) {
             throw new IllegalArgumentException("need ensembleSize >= writeQuorum >= ackQuorum >= 1: "
                     + ensembleSize + "/" + writeQuorum + "/" + ackQuorum);
         }
     }
 
-    /** Defaults: 256 KiB or 2 ms per batch, 4 MiB batches, 8 in flight, 1 GiB or 1 h slices, quorums 2/2/2. */
+    /**
+     * Defaults: 256 KiB or 2 ms per batch, 4 MiB batches, 8 in flight, 1 GiB or 1 h slices, quorums 2/2/2, up to
+     * 8 batches and 4,096 stream appends per metadata commit.
+     */
     public static WalConfig defaults() {
         return new WalConfig(256 * 1024, Duration.ofMillis(2), 4 * 1024 * 1024, 8, 1L << 30, Duration.ofHours(1),
-                2, 2, 2, new byte[0]);
+                2, 2, 2, new byte[0], 8, 4096);
     }
 
     public WalConfig withQuorums(int ensemble, int write, int ack) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
-                ensemble, write, ack, password);
+                ensemble, write, ack, password, maxCoalescedBatches, maxCoalescedAppends);
     }
 
     public WalConfig withSlice(long maxBytes, Duration maxAge) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, maxBytes, maxAge,
-                ensembleSize, writeQuorum, ackQuorum, password);
+                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends);
     }
 
     public WalConfig withFlush(int bytes, Duration delay) {
         return new WalConfig(bytes, delay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
-                ensembleSize, writeQuorum, ackQuorum, password);
+                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends);
+    }
+
+    public WalConfig withCoalescing(int maxBatches, int maxAppends) {
+        return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
+                ensembleSize, writeQuorum, ackQuorum, password, maxBatches, maxAppends);
     }
 
     private static void positive(long v, String name) {

@@ -13,10 +13,12 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -30,16 +32,22 @@ import org.slf4j.LoggerFactory;
 /**
  * The multi-stream write-ahead log of one storage instance: group-commits appends of all streams into WAL
  * batches, writes each batch as one BookKeeper entry of the current slice (a ledger, rolled over by size,
- * age or after a write failure), and commits each acknowledged batch with one
- * {@link MetadataStore#commit} transaction, strictly in batch order. An append's future completes only after
- * that commit.
+ * age or after a write failure), and commits acknowledged batches with {@link MetadataStore#commit}
+ * transactions, strictly in batch order. An append's future completes only after that commit.
+ *
+ * <p>Commit coalescing: commits run one at a time. When a commit finishes and several later batches have been
+ * acknowledged by BookKeeper meanwhile, the next commit takes the next batch together with the acknowledged
+ * batches directly following it (consecutive, up to {@link WalConfig#maxCoalescedBatches} batches and
+ * {@link WalConfig#maxCoalescedAppends} stream appends) into one transaction, a stream having one append per
+ * batch it is in. A batch is never committed before an earlier one; a batch not yet acknowledged (or whose
+ * write failed) ends the group.
  *
  * <p>Threads: the open batch, the ready queue and the slice are guarded by this object's monitor; no future
  * is completed while holding it. BookKeeper callbacks only record results; commits run on the metadata
  * executor, one at a time, chained in sequence order.
  *
  * <p>Failures: a failed BookKeeper write fails every append of its batch ({@link Kind#WRITE_FAILED}); a
- * refused stream is taken out of the batch and the rest recommitted ({@link Kind#COMMIT_REJECTED}); a failed
+ * refused stream is taken out of the commit (with its appends of every coalesced batch) and the rest recommitted ({@link Kind#COMMIT_REJECTED}); a failed
  * commit fails the batch ({@link Kind#COMMIT_UNKNOWN}). Callers pass a liveness check with each append; a
  * stream whose earlier append failed answers false, and its later appends are dropped before their commit
  * ({@link Kind#ABANDONED}) so that one stream's failure never fails another stream's commit.
@@ -67,6 +75,8 @@ public final class WalWriter implements AutoCloseable {
     private Slice slice;
     private boolean creatingSlice;
     private CompletableFuture<Void> commitTail = CompletableFuture.completedFuture(null);
+    /** Sealed batches not yet taken by a commit, in sequence order. */
+    private final ArrayDeque<Batch> uncommitted = new ArrayDeque<>();
     private boolean closed;
 
     public WalWriter(BookKeeper bk, MetadataStore metadata, WalConfig config, String writerId,
@@ -171,8 +181,9 @@ public final class WalWriter implements AutoCloseable {
         openBytes = 0;
         openNumber++;
         ready.add(batch);
+        uncommitted.add(batch);
         commitTail = commitTail.thenCompose(ignored -> batch.added.handle((entryId, error) -> error)
-                .thenCompose(error -> commitBatch(batch, error))
+                .thenCompose(error -> commitStep(batch, error))
                 .exceptionally(t -> {
                     LOG.error("WAL batch commit step failed: sequence={}", batch.sequence, t);
                     batch.failAll(Kind.COMMIT_UNKNOWN, "commit step of the WAL batch failed", t);
@@ -280,26 +291,83 @@ public final class WalWriter implements AutoCloseable {
         after.forEach(Runnable::run);
     }
 
-    private CompletableFuture<Void> commitBatch(Batch batch, Throwable writeError) {
+    /**
+     * {@code batch}'s turn to commit (every earlier batch has finished its commit): commits it together with
+     * the acknowledged batches directly following it, or does nothing when an earlier commit already took it.
+     */
+    private CompletableFuture<Void> commitStep(Batch batch, Throwable writeError) {
+        List<Batch> group = new ArrayList<>();
+        synchronized (this) {
+            if (batch.taken) {
+                return CompletableFuture.completedFuture(null);
+            }
+            uncommitted.remove(batch);
+            batch.taken = true;
+            group.add(batch);
+            int appends = batch.sections.size();
+            while (writeError == null && group.size() < config.maxCoalescedBatches()) {
+                Batch next = uncommitted.peek();
+                if (next == null || !next.added.isDone() || next.added.isCompletedExceptionally()
+                        || appends + next.sections.size() > config.maxCoalescedAppends()) {
+                    break;
+                }
+                uncommitted.poll();
+                next.taken = true;
+                group.add(next);
+                appends += next.sections.size();
+            }
+        }
         if (writeError != null) {
             batch.failAll(Kind.WRITE_FAILED, "WAL batch write to BookKeeper failed", writeError);
             return CompletableFuture.completedFuture(null);
         }
-        long entryId = batch.added.join();
+        if (group.size() > 1 && LOG.isDebugEnabled()) {
+            LOG.debug("coalescing WAL batch commits: firstSequence={} batches={}", batch.sequence, group.size());
+        }
+        return commitGroup(group).exceptionally(t -> {
+            LOG.error("coalesced WAL batch commit step failed: firstSequence={}", batch.sequence, t);
+            group.forEach(b -> b.failAll(Kind.COMMIT_UNKNOWN, "commit step of the WAL batch failed", t));
+            return null;
+        });
+    }
+
+    /** Commits the acknowledged batches of {@code group}, in order, in one transaction (refusals aside). */
+    private CompletableFuture<Void> commitGroup(List<Batch> group) {
         List<PendingSection> live = new ArrayList<>();
         List<StreamAppend> appends = new ArrayList<>();
-        for (int i = 0; i < batch.sections.size(); i++) {
-            PendingSection s = batch.sections.get(i);
-            if (!s.live()) {
-                s.fail(new WalAppendException(Kind.ABANDONED, "an earlier append of " + s.stream + " failed", null));
-                continue;
+        Set<StreamId> dropped = new HashSet<>();
+        for (Batch batch : group) {
+            long entryId = batch.added.join();
+            for (int i = 0; i < batch.sections.size(); i++) {
+                PendingSection s = batch.sections.get(i);
+                // a stream's later appends cannot commit without its earlier ones: they would not chain
+                if (dropped.contains(s.stream) || !s.live()) {
+                    dropped.add(s.stream);
+                    s.fail(new WalAppendException(Kind.ABANDONED, "an earlier append of " + s.stream + " failed",
+                            null));
+                    continue;
+                }
+                WalSection ws = s.toWalSection();
+                live.add(s);
+                appends.add(new StreamAppend(s.stream, s.epoch, ws.range(), new WalTarget(batch.sliceId, entryId, i),
+                        ws.checksum(), s.entries.size(), ws.payloadBytes()));
             }
-            WalSection ws = s.toWalSection();
-            live.add(s);
-            appends.add(new StreamAppend(s.stream, s.epoch, ws.range(), new WalTarget(batch.sliceId, entryId, i),
-                    ws.checksum(), s.entries.size(), ws.payloadBytes()));
         }
         return commitLoop(live, appends);
+    }
+
+    /**
+     * Future completing once every sealed batch not yet taken by a commit has finished its BookKeeper write
+     * (acknowledged or failed). For tests that need batches acknowledged before a held commit proceeds.
+     */
+    CompletableFuture<Void> written() {
+        List<CompletableFuture<Void>> adds = new ArrayList<>();
+        synchronized (this) {
+            for (Batch b : uncommitted) {
+                adds.add(b.added.handle((entryId, error) -> null));
+            }
+        }
+        return CompletableFuture.allOf(adds.toArray(new CompletableFuture<?>[0]));
     }
 
     private CompletableFuture<Void> commitLoop(List<PendingSection> sections, List<StreamAppend> appends) {
@@ -308,7 +376,7 @@ public final class WalWriter implements AutoCloseable {
         }
         return metadata.commit(appends).handle((result, error) -> {
             if (error != null) {
-                LOG.warn("WAL batch commit failed, outcome unknown: streams={}", appends.size(), error);
+                LOG.warn("WAL batch commit failed, outcome unknown: appends={}", appends.size(), error);
                 for (PendingSection s : sections) {
                     s.fail(new WalAppendException(Kind.COMMIT_UNKNOWN, "commit of the WAL batch failed", error));
                 }
@@ -416,6 +484,8 @@ public final class WalWriter implements AutoCloseable {
         final List<PendingSection> sections;
         final CompletableFuture<Long> added = new CompletableFuture<>();
         volatile long sliceId;
+        /** Taken by a commit (its own or a coalesced one); guarded by the writer. */
+        boolean taken;
 
         Batch(long sequence, List<PendingSection> sections) {
             this.sequence = sequence;

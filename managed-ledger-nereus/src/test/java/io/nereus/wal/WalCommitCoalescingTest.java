@@ -1,0 +1,250 @@
+package io.nereus.wal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.AppendOutcome;
+import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.NereusKeyspace;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamId;
+import io.nereus.metadata.WalTarget;
+import io.nereus.stream.BoundaryMode;
+import io.nereus.stream.NereusStream;
+import io.nereus.stream.ReadResult;
+import io.nereus.stream.StorageConfig;
+import io.nereus.stream.StoredEntry;
+import io.nereus.stream.StreamStorage;
+import io.nereus.testing.BookKeeperCluster;
+import io.nereus.wal.WalAppendException.Kind;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Commit coalescing on a real in-process bookie. The writer's metadata goes through a {@link Database} that
+ * can hold one transaction: the commit of batch 1 is held until batches 2..4 are acknowledged by BookKeeper,
+ * so the next commit deterministically takes batches 2..4 together.
+ */
+class WalCommitCoalescingTest {
+    @RegisterExtension
+    static final BookKeeperCluster BK = new BookKeeperCluster();
+
+    /** A batch is sealed once it reaches 1 KiB; the delay is long so the test decides what shares a batch. */
+    private static final WalConfig WAL = WalConfig.defaults().withQuorums(1, 1, 1)
+            .withFlush(1024, Duration.ofSeconds(20)).withCoalescing(8, 4096);
+    private static final Subspace ROOT = new Subspace(Tuple.from("nereus", "coalesce"));
+
+    private EmbeddedFdb fdb;
+    private final AtomicInteger transactions = new AtomicInteger();
+    private final AtomicReference<CompletableFuture<Void>> entered = new AtomicReference<>();
+    private final CompletableFuture<Void> gate = new CompletableFuture<>();
+    private MetadataStore writerMetadata;
+    private MetadataStore metadata;
+    private BookKeeper bk;
+    private ScheduledExecutorService scheduler;
+    private WalWriter writer;
+    private StreamStorage readers;
+
+    @BeforeEach
+    void setUp() {
+        fdb = EmbeddedFdb.inMemory();
+        writerMetadata = await(MetadataStore.open(gated(fdb), new NereusKeyspace(ROOT), fdb.getExecutor()));
+        metadata = await(MetadataStore.open(fdb, new NereusKeyspace(ROOT), fdb.getExecutor()));
+        bk = BK.newClient();
+        scheduler = Executors.newSingleThreadScheduledExecutor();
+        writer = new WalWriter(bk, writerMetadata, WAL, "broker-a", scheduler, Clock.systemUTC());
+        readers = StreamStorage.create(StorageConfig.defaults().withWal(WAL), bk, metadata, "reader",
+                Clock.systemUTC());
+    }
+
+    @AfterEach
+    void tearDown() {
+        gate.complete(null);
+        writer.close();
+        readers.close();
+        scheduler.shutdownNow();
+        fdb.close();
+    }
+
+    @Test
+    void commitHeldWhileLaterBatchesAreAcknowledged_oneTransactionCommitsThemAll() {
+        Streams s = fourBatchesBehindAHeldCommit();
+        gate.complete(null);
+
+        assertThat(s.x.stream().map(f -> await(f).committedEnd())).containsExactly(1L, 2L, 3L, 4L);
+        assertThat(s.y.stream().map(f -> await(f).committedEnd())).containsExactly(1L, 2L, 3L);
+        assertThat(transactions.get() - s.transactionsBefore).as("batch 1 alone, then batches 2..4 in one transaction")
+                .isEqualTo(2);
+        assertThat(entryIds(s.xId)).containsExactly(0L, 1L, 2L, 3L);
+        assertThat(entryIds(s.yId)).containsExactly(0L, 1L, 3L);
+        assertThat(await(metadata.head(s.xId)).orElseThrow().commitVersion()).isEqualTo(4);
+        assertThat(readAll("x")).containsExactly(s.xPayloads.toArray(new byte[0][]));
+        assertThat(readAll("y")).containsExactly(s.yPayloads.toArray(new byte[0][]));
+    }
+
+    @Test
+    void streamRefusedInCoalescedCommit_allItsAppendsFail_othersCommit() {
+        Streams s = fourBatchesBehindAHeldCommit();
+        await(metadata.acquireWriter(s.yId, "broker-b"));
+        gate.complete(null);
+
+        assertThat(s.x.stream().map(f -> await(f).committedEnd())).containsExactly(1L, 2L, 3L, 4L);
+        for (CompletableFuture<StreamHead> f : s.y) {
+            assertThatThrownBy(() -> await(f)).isInstanceOfSatisfying(WalAppendException.class, e -> {
+                assertThat(e.kind()).isEqualTo(Kind.COMMIT_REJECTED);
+                assertThat(e.outcome()).containsInstanceOf(AppendOutcome.Fenced.class);
+            });
+        }
+        assertThat(transactions.get() - s.transactionsBefore).as("each commit refused once for y, then recommitted without it")
+                .isEqualTo(4);
+        assertThat(entryIds(s.xId)).containsExactly(0L, 1L, 2L, 3L);
+        assertThat(await(metadata.head(s.yId)).orElseThrow().committedEnd()).isZero();
+        assertThat(readAll("x")).containsExactly(s.xPayloads.toArray(new byte[0][]));
+        assertThat(readAll("y")).isEmpty();
+    }
+
+    private record Streams(StreamId xId, StreamId yId, List<CompletableFuture<StreamHead>> x,
+            List<CompletableFuture<StreamHead>> y, List<byte[]> xPayloads, List<byte[]> yPayloads,
+            int transactionsBefore) {
+    }
+
+    /**
+     * Batches 1..4: {x0, y0}, {x1, y1}, {x2}, {x3, y2} (y's small append stays open, x's 2 KiB one seals the
+     * batch). The commit of batch 1 is held; returns once batches 2..4 are acknowledged by BookKeeper.
+     */
+    private Streams fourBatchesBehindAHeldCommit() {
+        StreamId xId = await(metadata.openStream("x")).streamId();
+        StreamId yId = await(metadata.openStream("y")).streamId();
+        long ex = await(metadata.acquireWriter(xId, "broker-a")).writerEpoch();
+        long ey = await(metadata.acquireWriter(yId, "broker-a")).writerEpoch();
+        int transactionsBefore = transactions.get();
+        CompletableFuture<Void> held = new CompletableFuture<>();
+        entered.set(held);
+        List<CompletableFuture<StreamHead>> x = new ArrayList<>();
+        List<CompletableFuture<StreamHead>> y = new ArrayList<>();
+        List<byte[]> xPayloads = new ArrayList<>();
+        List<byte[]> yPayloads = new ArrayList<>();
+        for (int batch = 0; batch < 4; batch++) {
+            if (batch != 2) {
+                byte[] p = filled(100, (char) ('a' + batch));
+                yPayloads.add(p);
+                y.add(writer.append(yId, ey, y.size(), List.of(new WalEntry(1, p)), () -> true));
+            }
+            byte[] p = filled(2048, (char) ('A' + batch));
+            xPayloads.add(p);
+            x.add(writer.append(xId, ex, batch, List.of(new WalEntry(1, p)), () -> true));
+            if (batch == 0) {
+                await(held);
+            }
+        }
+        await(writer.written());
+        assertThat(x).as("nothing completes while batch 1's commit is held").noneMatch(CompletableFuture::isDone);
+        assertThat(y).noneMatch(CompletableFuture::isDone);
+        return new Streams(xId, yId, x, y, xPayloads, yPayloads, transactionsBefore);
+    }
+
+    private List<Long> entryIds(StreamId stream) {
+        List<IndexRecord> records = await(metadata.indexRecords(stream, ReadView.COMMITTED));
+        assertThat(records.stream().map(r -> ((WalTarget) r.target()).sliceId()).distinct()).hasSize(1);
+        return records.stream().map(r -> ((WalTarget) r.target()).entryId()).toList();
+    }
+
+    /** Every stored payload from offset 0, checking that offsets are dense single-record entries. */
+    private List<byte[]> readAll(String name) {
+        NereusStream s = await(readers.openStream(name));
+        List<byte[]> all = new ArrayList<>();
+        long at = 0;
+        while (true) {
+            ReadResult r = await(s.read(ReadView.COMMITTED, at, 50, 1 << 20, BoundaryMode.EXACT_START));
+            if (r.entries().isEmpty()) {
+                return all;
+            }
+            for (StoredEntry e : r.entries()) {
+                assertThat(e.range()).isEqualTo(OffsetRange.single(all.size()));
+                all.add(e.payload());
+            }
+            at = r.nextOffset();
+        }
+    }
+
+    /**
+     * {@code db} with its write transactions ({@code runAsync} of a function) counted; the first one after
+     * {@link #entered} is set completes that future and waits for {@link #gate}.
+     */
+    private Database gated(Database db) {
+        InvocationHandler handler = (proxy, method, args) -> {
+            boolean write = method.getName().equals("runAsync") && args != null && args[0] instanceof Function;
+            if (!write) {
+                return invoke(db, method, args);
+            }
+            transactions.incrementAndGet();
+            CompletableFuture<Void> hold = entered.getAndSet(null);
+            if (hold == null) {
+                return invoke(db, method, args);
+            }
+            hold.complete(null);
+            return gate.thenCompose(ignored -> (CompletableFuture<?>) invoke(db, method, args));
+        };
+        return (Database) Proxy.newProxyInstance(Database.class.getClassLoader(), new Class<?>[] {Database.class},
+                handler);
+    }
+
+    private static Object invoke(Database db, Method method, Object[] args) {
+        try {
+            return method.invoke(db, args);
+        } catch (InvocationTargetException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static byte[] filled(int size, char c) {
+        byte[] b = new byte[size];
+        Arrays.fill(b, (byte) c);
+        return b;
+    }
+
+    private static <T> T await(CompletableFuture<T> f) {
+        try {
+            return f.get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package io.nereus.wal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+class WalConfigTest {
+
+    @Test
+    void coalescing_defaultsAndBounds() {
+        WalConfig d = WalConfig.defaults();
+        assertThat(d.maxCoalescedBatches()).isEqualTo(8);
+        assertThat(d.maxCoalescedAppends()).isEqualTo(4096);
+        assertThat(d.withCoalescing(1, 1).maxCoalescedBatches()).as("1 turns coalescing off").isEqualTo(1);
+        assertThat(d.withCoalescing(64, 16_384).maxCoalescedAppends()).isEqualTo(16_384);
+        assertThatThrownBy(() -> d.withCoalescing(0, 4096)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxCoalescedBatches");
+        assertThatThrownBy(() -> d.withCoalescing(65, 4096)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> d.withCoalescing(8, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxCoalescedAppends");
+        assertThatThrownBy(() -> d.withCoalescing(8, 16_385)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void otherWithers_keepCoalescing() {
+        WalConfig c = WalConfig.defaults().withCoalescing(3, 100).withQuorums(1, 1, 1)
+                .withFlush(1024, java.time.Duration.ZERO).withSlice(1 << 20, java.time.Duration.ofMinutes(1));
+        assertThat(c.maxCoalescedBatches()).isEqualTo(3);
+        assertThat(c.maxCoalescedAppends()).isEqualTo(100);
+    }
+}
