@@ -32,7 +32,7 @@ public final class CatalogEntryCodec {
 
     /** Decodes the value stored under the catalog key of {@code managedLedgerName}. */
     public CatalogEntry decode(String managedLedgerName, byte[] value) {
-        ValueReader r = new ValueReader("CatalogEntry value of '" + managedLedgerName + "'", value);
+        ValueReader r = new ValueReader(() -> "CatalogEntry value of '" + managedLedgerName + "'", value);
         r.formatVersion(FORMAT_V1);
         long stream = r.i64("streamId");
         long ledger = r.i64("virtualLedgerId");

@@ -56,7 +56,7 @@ public final class IndexRecordCodec {
      * @throws MetadataFormatException when {@code value} is not a valid encoding for that key
      */
     public IndexRecord decode(IndexKey key, byte[] value) {
-        ValueReader r = new ValueReader(WHAT + " of " + key, value);
+        ValueReader r = new ValueReader(() -> WHAT + " of " + key, value);
         r.formatVersion(FORMAT_V1);
         long start = r.i64("startOffset");
         int state = r.u8("state");

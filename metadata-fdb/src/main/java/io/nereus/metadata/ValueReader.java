@@ -5,22 +5,32 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * Reads the primitive fields of the stored-value vocabulary (see {@code package-info}); every failure is a
  * {@link MetadataFormatException} naming the value, the field and the byte position.
  */
 final class ValueReader {
-    private final String what;
+    /** What is being decoded, for error messages; built only when an error is raised. */
+    private final Supplier<String> what;
     private final byte[] buf;
     private final int limit;
     private int pos;
 
     ValueReader(String what, byte[] buf) {
+        this(() -> what, buf, 0, buf.length);
+    }
+
+    ValueReader(Supplier<String> what, byte[] buf) {
         this(what, buf, 0, buf.length);
     }
 
     ValueReader(String what, byte[] buf, int offset, int limit) {
+        this(() -> what, buf, offset, limit);
+    }
+
+    ValueReader(Supplier<String> what, byte[] buf, int offset, int limit) {
         this.what = what;
         this.buf = Objects.requireNonNull(buf, what);
         this.pos = offset;
@@ -30,7 +40,7 @@ final class ValueReader {
     /** Reads the format byte and refuses it unless it is one of {@code supported}. */
     int formatVersion(int... supported) {
         if (pos >= limit) {
-            throw new MetadataFormatException(what + ": empty value, expected a format version byte");
+            throw new MetadataFormatException(what.get() + ": empty value, expected a format version byte");
         }
         int v = buf[pos++] & 0xFF;
         for (int s : supported) {
@@ -38,13 +48,13 @@ final class ValueReader {
                 return v;
             }
         }
-        throw new MetadataFormatException(what + ": unknown format version " + v + " (this reader supports "
+        throw new MetadataFormatException(what.get() + ": unknown format version " + v + " (this reader supports "
                 + java.util.Arrays.toString(supported) + ")");
     }
 
     private void need(int n, String field) {
         if (limit - pos < n) {
-            throw new MetadataFormatException(what + ": truncated reading " + field + " at byte " + pos
+            throw new MetadataFormatException(what.get() + ": truncated reading " + field + " at byte " + pos
                     + ": needs " + n + " bytes, " + (limit - pos) + " remain");
         }
     }
@@ -85,7 +95,7 @@ final class ValueReader {
         int start = pos;
         for (int shift = 0; shift < 64; shift += 7) {
             if (pos >= limit) {
-                throw new MetadataFormatException(what + ": truncated reading " + field + " at byte " + start
+                throw new MetadataFormatException(what.get() + ": truncated reading " + field + " at byte " + start
                         + ": varint not terminated");
             }
             byte b = buf[pos++];
@@ -94,7 +104,7 @@ final class ValueReader {
                 return v;
             }
         }
-        throw new MetadataFormatException(what + ": malformed " + field + " at byte " + start
+        throw new MetadataFormatException(what.get() + ": malformed " + field + " at byte " + start
                 + ": varint longer than 10 bytes");
     }
 
@@ -103,7 +113,7 @@ final class ValueReader {
         int start = pos;
         long v = rawVarint(field);
         if (v < 0) {
-            throw new MetadataFormatException(what + ": malformed " + field + " at byte " + start
+            throw new MetadataFormatException(what.get() + ": malformed " + field + " at byte " + start
                     + ": varint exceeds Long.MAX_VALUE");
         }
         return v;
@@ -114,7 +124,7 @@ final class ValueReader {
         int start = pos;
         long v = varint(field);
         if (v > max) {
-            throw new MetadataFormatException(what + ": " + field + " at byte " + start + " is " + v
+            throw new MetadataFormatException(what.get() + ": " + field + " at byte " + start + " is " + v
                     + ", more than the maximum " + max);
         }
         return (int) v;
@@ -129,7 +139,7 @@ final class ValueReader {
         long v = varint(field);
         long needs = v * minBytesEach;
         if (v > Integer.MAX_VALUE || needs > remaining()) {
-            throw new MetadataFormatException(what + ": truncated: " + field + " at byte " + start + " is " + v
+            throw new MetadataFormatException(what.get() + ": truncated: " + field + " at byte " + start + " is " + v
                     + ", needing at least " + (v > Integer.MAX_VALUE ? "more" : Long.toString(needs))
                     + " bytes, " + remaining() + " remain");
         }
@@ -153,7 +163,7 @@ final class ValueReader {
             pos += len;
             return s;
         } catch (CharacterCodingException e) {
-            throw new MetadataFormatException(what + ": " + field + " at byte " + pos + " is not valid UTF-8", e);
+            throw new MetadataFormatException(what.get() + ": " + field + " at byte " + pos + " is not valid UTF-8", e);
         }
     }
 
@@ -168,7 +178,7 @@ final class ValueReader {
     /** Refuses bytes after the last field. */
     void expectEnd() {
         if (pos != limit) {
-            throw new MetadataFormatException(what + ": " + (limit - pos) + " trailing bytes after the last field"
+            throw new MetadataFormatException(what.get() + ": " + (limit - pos) + " trailing bytes after the last field"
                     + " at byte " + pos);
         }
     }
@@ -178,12 +188,12 @@ final class ValueReader {
         try {
             return constructor.get();
         } catch (IllegalArgumentException | NullPointerException e) {
-            throw new MetadataFormatException(what + ": stored fields violate the value's invariants: "
+            throw new MetadataFormatException(what.get() + ": stored fields violate the value's invariants: "
                     + e.getMessage(), e);
         }
     }
 
     MetadataFormatException invalid(String message) {
-        return new MetadataFormatException(what + ": " + message);
+        return new MetadataFormatException(what.get() + ": " + message);
     }
 }

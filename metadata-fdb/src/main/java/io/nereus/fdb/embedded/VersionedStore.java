@@ -23,10 +23,23 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * queues its key once, so pruning costs O(1) amortized per write.
  */
 final class VersionedStore {
-    /** Versions and values of one key, oldest first; a {@code null} value is a deletion. */
-    record Chain(long[] versions, byte[][] values) {
+    /**
+     * Versions and values of one key, oldest first, in the first {@code size} slots of the arrays; a
+     * {@code null} value is a deletion. A chain never changes what it shows: appending writes into a spare
+     * slot past {@code size} (invisible to holders of this chain) and returns a longer chain over the same
+     * arrays, so a hot key costs amortized O(1) per write; the arrays double when full.
+     */
+    record Chain(long[] versions, byte[][] values, int size) {
+        static Chain of(long version, byte[] value) {
+            long[] v = new long[2];
+            byte[][] vs = new byte[2][];
+            v[0] = version;
+            vs[0] = value;
+            return new Chain(v, vs, 1);
+        }
+
         byte[] valueAt(long version) {
-            for (int i = versions.length - 1; i >= 0; i--) {
+            for (int i = size - 1; i >= 0; i--) {
                 if (versions[i] <= version) {
                     return values[i];
                 }
@@ -35,40 +48,52 @@ final class VersionedStore {
         }
 
         byte[] latest() {
-            return values[values.length - 1];
+            return values[size - 1];
         }
 
+        /** This chain with {@code value} at {@code version}; writer thread only, always on the newest chain. */
         Chain append(long version, byte[] value) {
-            int n = versions.length;
-            if (versions[n - 1] == version) {
-                byte[][] vs = values.clone();
-                vs[n - 1] = value;
-                return new Chain(versions, vs);
+            if (versions[size - 1] == version) {
+                // A second write of the same key in one commit: replace the last entry in fresh arrays,
+                // since readers of this chain may be reading that slot.
+                long[] v = Arrays.copyOf(versions, versions.length);
+                byte[][] vs = Arrays.copyOf(values, values.length);
+                vs[size - 1] = value;
+                return new Chain(v, vs, size);
             }
-            long[] v = Arrays.copyOf(versions, n + 1);
-            byte[][] vs = Arrays.copyOf(values, n + 1);
-            v[n] = version;
-            vs[n] = value;
-            return new Chain(v, vs);
+            long[] v = versions;
+            byte[][] vs = values;
+            if (size == v.length) {
+                v = Arrays.copyOf(v, size * 2);
+                vs = Arrays.copyOf(vs, size * 2);
+            }
+            v[size] = version;
+            vs[size] = value;
+            return new Chain(v, vs, size + 1);
         }
 
         /** This chain without entries made obsolete by {@code cutoff}, or {@code null} when nothing remains. */
         Chain prunedTo(long cutoff) {
             int keep = 0;
-            for (int i = versions.length - 1; i >= 0; i--) {
+            for (int i = size - 1; i >= 0; i--) {
                 if (versions[i] <= cutoff) {
                     keep = i;
                     break;
                 }
             }
-            if (keep == versions.length - 1 && values[keep] == null && versions[keep] <= cutoff) {
+            if (keep == size - 1 && values[keep] == null && versions[keep] <= cutoff) {
                 return null;
             }
             if (keep == 0) {
                 return this;
             }
-            return new Chain(Arrays.copyOfRange(versions, keep, versions.length),
-                    Arrays.copyOfRange(values, keep, values.length));
+            int n = size - keep;
+            int capacity = Math.max(2, Integer.highestOneBit(n) << 1);
+            long[] v = new long[capacity];
+            byte[][] vs = new byte[capacity][];
+            System.arraycopy(versions, keep, v, 0, n);
+            System.arraycopy(values, keep, vs, 0, n);
+            return new Chain(v, vs, n);
         }
     }
 
@@ -130,7 +155,7 @@ final class VersionedStore {
     void set(long version, byte[] key, byte[] value) {
         Slot s = byKey.get(HashKey.of(key));
         if (s == null) {
-            Slot created = new Slot(key, new Chain(new long[] {version}, new byte[][] {value}));
+            Slot created = new Slot(key, Chain.of(version, value));
             byKey.put(HashKey.of(key), created);
             ordered.put(key, created);
             versionEntries++;
@@ -156,7 +181,7 @@ final class VersionedStore {
     private void write(long version, Slot s, byte[] value) {
         Chain old = s.chain;
         Chain next = old.append(version, value);
-        versionEntries += next.versions.length - old.versions.length;
+        versionEntries += next.size - old.size;
         s.chain = next;
         pruneQueue.addLast(new Touched(version, s));
     }
@@ -176,17 +201,17 @@ final class VersionedStore {
                 byKey.remove(HashKey.of(s.key), s);
                 ordered.remove(s.key, s);
                 s.chain = null;
-                versionEntries -= c.versions.length;
+                versionEntries -= c.size;
             } else if (p != c) {
                 s.chain = p;
-                versionEntries -= c.versions.length - p.versions.length;
+                versionEntries -= c.size - p.size;
             }
         }
     }
 
     /** Loads a key at a base version during recovery; writer thread only, before any reader. */
     void load(long version, byte[] key, byte[] value) {
-        Slot s = new Slot(key, new Chain(new long[] {version}, new byte[][] {value}));
+        Slot s = new Slot(key, Chain.of(version, value));
         byKey.put(HashKey.of(key), s);
         ordered.put(key, s);
         versionEntries++;
