@@ -1,27 +1,22 @@
 package io.nereus.generation;
 
+import static io.nereus.testing.StreamTesting.await;
+import static io.nereus.testing.StreamTesting.readAll;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.apple.foundationdb.subspace.Subspace;
-import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.CommitResult;
-import io.nereus.metadata.StreamAppend;
-import io.nereus.metadata.WalTarget;
-import io.nereus.wal.WalBatch;
-import io.nereus.wal.WalBatchCodec;
-import io.nereus.wal.WalEntry;
-import io.nereus.wal.WalSection;
-import org.apache.bookkeeper.client.LedgerHandle;
 import io.nereus.metadata.IndexKey;
-import io.nereus.metadata.WalIntent;
-import io.nereus.metadata.WalIntentCodec;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
 import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamAppend;
 import io.nereus.metadata.StreamId;
+import io.nereus.metadata.WalIntent;
+import io.nereus.metadata.WalIntentCodec;
+import io.nereus.metadata.WalTarget;
 import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.ErrorCode;
@@ -32,8 +27,14 @@ import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StoredEntry;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
+import io.nereus.testing.EngineFixture;
+import io.nereus.testing.StreamTesting;
+import io.nereus.wal.WalBatch;
+import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalConfig;
+import io.nereus.wal.WalEntry;
 import io.nereus.wal.WalReader;
+import io.nereus.wal.WalSection;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -44,9 +45,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.LedgerHandle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -67,47 +67,29 @@ class GenerationZeroRepairTest {
     private static final int STREAMS = 3;
     private static final int ROUNDS = 8;
 
+    private EngineFixture engine;
     private EmbeddedFdb fdb;
     private MetadataStore metadata;
-    private BookKeeper bk;
-    private final List<StreamStorage> storages = new ArrayList<>();
     /** Everything appended, per managed-ledger name, in offset order. */
     private final Map<String, List<StoredEntry>> appended = new HashMap<>();
     private final Map<String, StreamId> ids = new HashMap<>();
 
     @BeforeEach
     void setUp() {
-        fdb = EmbeddedFdb.inMemory();
-        metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", "repair"))),
-                fdb.getExecutor()));
-        bk = BK.newClient();
+        engine = new EngineFixture(BK, "repair");
+        fdb = engine.fdb;
+        metadata = engine.metadata;
     }
 
     @AfterEach
     void tearDown() {
-        storages.forEach(StreamStorage::close);
-        fdb.close();
+        engine.close();
     }
 
     private StreamStorage storage(String writerId, int repairBatches) {
-        StreamStorage s = StreamStorage.create(StorageConfig.defaults().withWal(WAL).withRepairMaxEntries(repairBatches),
-                bk, metadata, writerId, Clock.systemUTC());
-        storages.add(s);
-        return s;
+        return engine.storage(writerId, StorageConfig.defaults().withWal(WAL).withRepairMaxEntries(repairBatches));
     }
 
-    static <T> T await(CompletableFuture<T> f) {
-        try {
-            return f.get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     /** Appends {@link #ROUNDS} rounds to {@link #STREAMS} streams; each round is awaited, so it is its own batch. */
     private void appendRounds() {
@@ -142,7 +124,7 @@ class GenerationZeroRepairTest {
                     }
                 }));
             }
-            acks.forEach(GenerationZeroRepairTest::await);
+            acks.forEach(StreamTesting::await);
         }
     }
 
@@ -159,18 +141,6 @@ class GenerationZeroRepairTest {
         return records;
     }
 
-    private static List<StoredEntry> readAll(NereusStream s, long from) {
-        List<StoredEntry> all = new ArrayList<>();
-        long at = from;
-        while (true) {
-            ReadResult r = await(s.read(ReadView.COMMITTED, at, 5, 1 << 20, BoundaryMode.EXACT_START));
-            if (r.entries().isEmpty()) {
-                return all;
-            }
-            all.addAll(r.entries());
-            at = r.nextOffset();
-        }
-    }
 
     private static void assertSameEntries(List<StoredEntry> actual, List<StoredEntry> expected) {
         assertThat(actual).hasSameSizeAs(expected);
@@ -201,7 +171,7 @@ class GenerationZeroRepairTest {
         StreamStorage reader = storage("reader", 10_000);
         for (String name : ids.keySet()) {
             NereusStream s = await(reader.openStream(name));
-            assertSameEntries(readAll(s, 0), appended.get(name));
+            assertSameEntries(readAll(s, 0, 5), appended.get(name));
             assertThat(await(metadata.indexRecords(ids.get(name), ReadView.COMMITTED)))
                     .as("records of %s come back exactly", name).containsExactlyElementsOf(before.get(name));
         }
@@ -218,8 +188,8 @@ class GenerationZeroRepairTest {
         NereusStream s = await(storage("reader", 10_000).openStream("topic-0"));
         assertThat(codeOf(() -> await(s.read(ReadView.COMMITTED, trimAt - 1, 5, 1 << 20, BoundaryMode.EXACT_START))))
                 .isEqualTo(ErrorCode.OFFSET_TRIMMED);
-        assertSameEntries(readAll(s, trimAt), appended.get("topic-0").subList((int) trimAt, appended.get("topic-0").size()));
-        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(bk, WAL.password(), 4), 10_000,
+        assertSameEntries(readAll(s, trimAt, 5), appended.get("topic-0").subList((int) trimAt, appended.get("topic-0").size()));
+        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(engine.bk, WAL.password(), 4), 10_000,
                 Duration.ofSeconds(10), Clock.systemUTC());
         assertThat(await(repair.repair(id, trimAt - 1)))
                 .isEqualTo(new GenerationZeroRepair.Outcome.ProvedTrimmed(trimAt));
@@ -275,7 +245,7 @@ class GenerationZeroRepairTest {
                 return Instant.EPOCH.plusSeconds(3600 * calls++);
             }
         };
-        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(bk, WAL.password(), 4), 10_000,
+        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(engine.bk, WAL.password(), 4), 10_000,
                 Duration.ofSeconds(10), late);
 
         assertThat(await(repair.repair(id, 0))).isInstanceOf(GenerationZeroRepair.Outcome.Incomplete.class);
@@ -304,7 +274,7 @@ class GenerationZeroRepairTest {
     void repair_takesTheLastSectionOfASlice_notAnEarlierFailedWriteOfTheSameOffsets() throws Exception {
         StreamId id = await(metadata.openStream("rewritten")).streamId();
         long epoch = await(metadata.acquireWriter(id, "forger")).writerEpoch();
-        LedgerHandle lh = bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
+        LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
         long slice = lh.getId();
         WalSection failed = WalSection.of(id, 0, List.of(new WalEntry(1, bytes("failed-0")), new WalEntry(1, bytes("failed-1"))));
         WalSection kept = WalSection.of(id, 0, List.of(new WalEntry(1, bytes("kept-0")), new WalEntry(1, bytes("kept-1"))));
@@ -316,13 +286,13 @@ class GenerationZeroRepairTest {
         assertThat(await(metadata.commit(List.of(committed)))).isInstanceOf(CommitResult.Committed.class);
         deleteGenerationZero(id);
 
-        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(bk, WAL.password(), 4), 10_000,
+        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(engine.bk, WAL.password(), 4), 10_000,
                 Duration.ofSeconds(10), Clock.systemUTC());
         assertThat(await(repair.repair(id, 1))).isEqualTo(new GenerationZeroRepair.Outcome.Repaired());
 
         assertThat(await(metadata.indexRecords(id, ReadView.COMMITTED))).containsExactly(committed.generationZeroRecord());
         NereusStream s = await(storage("reader", 10_000).openStream("rewritten"));
-        assertThat(readAll(s, 0)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+        assertThat(readAll(s, 0, 5)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
                 .containsExactly("kept-0", "kept-1");
     }
 

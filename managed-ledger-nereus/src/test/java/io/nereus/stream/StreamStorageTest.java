@@ -1,34 +1,30 @@
 package io.nereus.stream;
 
+import static io.nereus.testing.StreamTesting.await;
+import static io.nereus.testing.StreamTesting.readAll;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.apple.foundationdb.subspace.Subspace;
-import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.fdb.embedded.CommitFault;
 import io.nereus.fdb.embedded.EmbeddedFdb;
-import io.nereus.metadata.Checksum;
 import io.nereus.metadata.CommitResult;
 import io.nereus.metadata.MetadataStore;
-import io.nereus.metadata.NereusKeyspace;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamAppend;
 import io.nereus.metadata.WalTarget;
 import io.nereus.testing.BookKeeperCluster;
+import io.nereus.testing.EngineFixture;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalConfig;
 import io.nereus.wal.WalEntry;
 import io.nereus.wal.WalSection;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.LedgerHandle;
 import org.junit.jupiter.api.AfterEach;
@@ -43,64 +39,35 @@ class StreamStorageTest {
     private static final WalConfig WAL = WalConfig.defaults().withQuorums(1, 1, 1)
             .withFlush(64 * 1024, Duration.ofMillis(1));
 
+    private EngineFixture engine;
     private EmbeddedFdb fdb;
     private MetadataStore metadata;
-    private BookKeeper bk;
-    private final List<StreamStorage> storages = new ArrayList<>();
 
     @BeforeEach
     void setUp() {
-        fdb = EmbeddedFdb.inMemory();
-        metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", "test"))),
-                fdb.getExecutor()));
-        bk = BK.newClient();
+        engine = new EngineFixture(BK, "test");
+        fdb = engine.fdb;
+        metadata = engine.metadata;
     }
 
     @AfterEach
     void tearDown() {
-        storages.forEach(StreamStorage::close);
-        fdb.close();
+        engine.close();
     }
 
     private StreamStorage storage(String writerId, StorageConfig config) {
-        StreamStorage s = StreamStorage.create(config, bk, metadata, writerId, Clock.systemUTC());
-        storages.add(s);
-        return s;
+        return engine.storage(writerId, config);
     }
 
     private StreamStorage storage(String writerId) {
         return storage(writerId, StorageConfig.defaults().withWal(WAL));
     }
 
-    static <T> T await(CompletableFuture<T> f) {
-        try {
-            return f.get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     static byte[] payload(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static List<StoredEntry> readAll(NereusStream s, long from) {
-        List<StoredEntry> all = new ArrayList<>();
-        long at = from;
-        while (true) {
-            ReadResult r = await(s.read(ReadView.COMMITTED, at, 50, 1 << 20, BoundaryMode.EXACT_START));
-            if (r.entries().isEmpty()) {
-                return all;
-            }
-            all.addAll(r.entries());
-            at = r.nextOffset();
-        }
-    }
 
     @Test
     void hundredStreams_concurrentAppends_everyAckedEntryReadsBackExactAndDense() {
@@ -139,7 +106,7 @@ class StreamStorageTest {
         StreamStorage reader = storage("reader");
         for (int i = 0; i < streams; i++) {
             for (NereusStream s : List.of(handles.get(i), await(reader.openStream("topic-" + i)))) {
-                List<StoredEntry> all = readAll(s, 0);
+                List<StoredEntry> all = readAll(s, 0, 50);
                 List<String> expected = new ArrayList<>();
                 for (int round = 0; round < appendsPerStream; round++) {
                     for (int e = 0; e <= round % 3; e++) {
@@ -215,12 +182,12 @@ class StreamStorageTest {
         for (int i = 0; i < 3; i++) {
             NereusStream s = await(second.openStream("restart-" + i));
             String prefix = "before-" + i;
-            assertThat(readAll(s, 0)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+            assertThat(readAll(s, 0, 50)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
                     .hasSize(i + 1).allMatch(p -> p.startsWith(prefix));
             await(s.acquireWriter());
             OffsetRange next = await(s.append(List.of(AppendEntry.of(payload("after-" + i)))));
             assertThat(next).isEqualTo(OffsetRange.single(i + 1));
-            assertThat(readAll(s, 0)).hasSize(i + 2);
+            assertThat(readAll(s, 0, 50)).hasSize(i + 2);
         }
     }
 
@@ -248,7 +215,7 @@ class StreamStorageTest {
                 NereusException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.FENCED));
 
         assertThat(await(b.append(List.of(AppendEntry.of(payload("b-0")))))).isEqualTo(OffsetRange.single(acked.end()));
-        assertThat(readAll(b, 0)).extracting(e -> e.payload().length).containsExactly(2048, 3);
+        assertThat(readAll(b, 0, 50)).extracting(e -> e.payload().length).containsExactly(2048, 3);
     }
 
     @Test
@@ -259,7 +226,7 @@ class StreamStorageTest {
         WalSection section = WalSection.of(s.id(), 0, List.of(new WalEntry(1, payload("genuine"))));
         byte[] stored = WalBatchCodec.encode(new WalBatch(0, 0, List.of(
                 WalSection.of(s.id(), 0, List.of(new WalEntry(1, payload("tampered")))))));
-        LedgerHandle lh = bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
+        LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
         long entry = lh.addEntry(stored);
         CommitResult r = await(metadata.commit(List.of(new StreamAppend(s.id(), epoch, OffsetRange.single(0),
                 new WalTarget(lh.getId(), entry, 0), section.checksum(), 1, 7))));
@@ -305,7 +272,7 @@ class StreamStorageTest {
         fdb.injectCommitFaults(CommitFault.UNKNOWN_RESULT_NOT_APPLIED, 1);
         assertThat(await(s.append(List.of(AppendEntry.of(payload("2")))))).isEqualTo(OffsetRange.single(2));
 
-        assertThat(readAll(s, 0)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+        assertThat(readAll(s, 0, 50)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
                 .containsExactly("0", "1", "2");
         assertThat(await(s.head()).committedEnd()).isEqualTo(3);
     }

@@ -1,28 +1,25 @@
 package io.nereus.stream;
 
+import static io.nereus.testing.StreamTesting.await;
+import static io.nereus.testing.StreamTesting.readDensePayloads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.apple.foundationdb.subspace.Subspace;
-import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
-import io.nereus.metadata.NereusKeyspace;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.WalTarget;
 import io.nereus.testing.BookKeeperCluster;
+import io.nereus.testing.EngineFixture;
 import io.nereus.wal.WalConfig;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.LedgerHandle;
 import org.junit.jupiter.api.AfterEach;
@@ -42,30 +39,24 @@ class WalFaultsTest {
     private static final WalConfig WAL = WalConfig.defaults().withQuorums(1, 1, 1)
             .withFlush(64 * 1024, Duration.ofMillis(1));
 
+    private EngineFixture engine;
     private EmbeddedFdb fdb;
     private MetadataStore metadata;
-    private BookKeeper bk;
-    private final List<StreamStorage> storages = new ArrayList<>();
 
     @BeforeEach
     void setUp() {
-        fdb = EmbeddedFdb.inMemory();
-        metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", "faults"))),
-                fdb.getExecutor()));
-        bk = BK.newClient();
+        engine = new EngineFixture(BK, "faults");
+        fdb = engine.fdb;
+        metadata = engine.metadata;
     }
 
     @AfterEach
     void tearDown() {
-        storages.forEach(StreamStorage::close);
-        fdb.close();
+        engine.close();
     }
 
     private StreamStorage storage(String writerId, WalConfig wal) {
-        StreamStorage s = StreamStorage.create(StorageConfig.defaults().withWal(wal), bk, metadata, writerId,
-                Clock.systemUTC());
-        storages.add(s);
-        return s;
+        return engine.storage(writerId, StorageConfig.defaults().withWal(wal));
     }
 
     /**
@@ -111,8 +102,8 @@ class WalFaultsTest {
         assertThat(sliceOf(x, 1)).isNotEqualTo(brokenSlice);
 
         StreamStorage cold = storage("reader", WAL);
-        assertThat(readAll(await(cold.openStream("x")))).containsExactly(x0, x1);
-        assertThat(readAll(await(cold.openStream("y")))).containsExactly(y0);
+        assertThat(readDensePayloads(await(cold.openStream("x")))).containsExactly(x0, x1);
+        assertThat(readDensePayloads(await(cold.openStream("y")))).containsExactly(y0);
         assertThat(await(metadata.indexRecords(x.id(), ReadView.COMMITTED))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.single(0), OffsetRange.single(1));
     }
@@ -176,7 +167,7 @@ class WalFaultsTest {
 
         NereusStream cold = await(storage("reader", WAL).openStream("contended"));
         assertThat(await(cold.head()).committedEnd()).isEqualTo(acknowledged.size());
-        assertThat(readAll(cold)).containsExactlyElementsOf(acknowledged);
+        assertThat(readDensePayloads(cold)).containsExactlyElementsOf(acknowledged);
     }
 
     private long sliceOf(NereusStream s, long offset) {
@@ -186,22 +177,6 @@ class WalFaultsTest {
                 .findFirst().orElseThrow();
     }
 
-    /** Every stored payload from offset 0, checking that offsets are dense single-record entries. */
-    private static List<byte[]> readAll(NereusStream s) {
-        List<byte[]> all = new ArrayList<>();
-        long at = 0;
-        while (true) {
-            ReadResult r = await(s.read(ReadView.COMMITTED, at, 50, 1 << 20, BoundaryMode.EXACT_START));
-            if (r.entries().isEmpty()) {
-                return all;
-            }
-            for (StoredEntry e : r.entries()) {
-                assertThat(e.range()).isEqualTo(OffsetRange.single(all.size()));
-                all.add(e.payload());
-            }
-            at = r.nextOffset();
-        }
-    }
 
     private static byte[] filled(int size, char c) {
         byte[] b = new byte[size];
@@ -213,16 +188,4 @@ class WalFaultsTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static <T> T await(CompletableFuture<T> f) {
-        try {
-            return f.get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
 }

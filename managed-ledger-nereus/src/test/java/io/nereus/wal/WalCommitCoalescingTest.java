@@ -1,5 +1,7 @@
 package io.nereus.wal;
 
+import static io.nereus.testing.StreamTesting.await;
+import static io.nereus.testing.StreamTesting.readDensePayloads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,16 +13,11 @@ import io.nereus.metadata.AppendOutcome;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
-import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalTarget;
-import io.nereus.stream.BoundaryMode;
-import io.nereus.stream.NereusStream;
-import io.nereus.stream.ReadResult;
 import io.nereus.stream.StorageConfig;
-import io.nereus.stream.StoredEntry;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.wal.WalAppendException.Kind;
@@ -34,10 +31,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -178,20 +173,7 @@ class WalCommitCoalescingTest {
 
     /** Every stored payload from offset 0, checking that offsets are dense single-record entries. */
     private List<byte[]> readAll(String name) {
-        NereusStream s = await(readers.openStream(name));
-        List<byte[]> all = new ArrayList<>();
-        long at = 0;
-        while (true) {
-            ReadResult r = await(s.read(ReadView.COMMITTED, at, 50, 1 << 20, BoundaryMode.EXACT_START));
-            if (r.entries().isEmpty()) {
-                return all;
-            }
-            for (StoredEntry e : r.entries()) {
-                assertThat(e.range()).isEqualTo(OffsetRange.single(all.size()));
-                all.add(e.payload());
-            }
-            at = r.nextOffset();
-        }
+        return readDensePayloads(await(readers.openStream(name)));
     }
 
     /**
@@ -235,16 +217,4 @@ class WalCommitCoalescingTest {
         return b;
     }
 
-    private static <T> T await(CompletableFuture<T> f) {
-        try {
-            return f.get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
 }

@@ -1,0 +1,47 @@
+package io.nereus.testing;
+
+import static io.nereus.testing.StreamTesting.await;
+
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.NereusKeyspace;
+import io.nereus.stream.StorageConfig;
+import io.nereus.stream.StreamStorage;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.bookkeeper.client.BookKeeper;
+
+/**
+ * One engine test's world: an in-memory EmbeddedFdb with the Nereus metadata under {@code ("nereus", root)},
+ * a client of the class's in-process bookie, and the storage instances the test creates, all closed by
+ * {@link #close()}.
+ */
+public final class EngineFixture implements AutoCloseable {
+    public final EmbeddedFdb fdb;
+    public final MetadataStore metadata;
+    public final BookKeeper bk;
+    private final List<StreamStorage> storages = new ArrayList<>();
+
+    public EngineFixture(BookKeeperCluster cluster, String root) {
+        fdb = EmbeddedFdb.inMemory();
+        metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", root))),
+                fdb.getExecutor()));
+        bk = cluster.newClient();
+    }
+
+    /** A storage instance writing as {@code writerId}, closed with the fixture. */
+    public StreamStorage storage(String writerId, StorageConfig config) {
+        StreamStorage s = StreamStorage.create(config, bk, metadata, writerId, Clock.systemUTC());
+        storages.add(s);
+        return s;
+    }
+
+    @Override
+    public void close() {
+        storages.forEach(StreamStorage::close);
+        fdb.close();
+    }
+}

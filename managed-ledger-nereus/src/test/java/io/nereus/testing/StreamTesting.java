@@ -1,0 +1,59 @@
+package io.nereus.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.stream.BoundaryMode;
+import io.nereus.stream.NereusStream;
+import io.nereus.stream.ReadResult;
+import io.nereus.stream.StoredEntry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/** Helpers shared by the engine tests: bounded waits and whole-stream reads. */
+public final class StreamTesting {
+    private StreamTesting() {
+    }
+
+    /** The future's value within 30 s; a failure is rethrown as is when unchecked. */
+    public static <T> T await(CompletableFuture<T> f) {
+        try {
+            return f.get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Every committed entry of {@code s} from {@code from}, read {@code perRead} entries at a time. */
+    public static List<StoredEntry> readAll(NereusStream s, long from, int perRead) {
+        List<StoredEntry> all = new ArrayList<>();
+        long at = from;
+        while (true) {
+            ReadResult r = await(s.read(ReadView.COMMITTED, at, perRead, 1 << 20, BoundaryMode.EXACT_START));
+            if (r.entries().isEmpty()) {
+                return all;
+            }
+            all.addAll(r.entries());
+            at = r.nextOffset();
+        }
+    }
+
+    /** Every stored payload from offset 0, checking that offsets are dense single-record entries. */
+    public static List<byte[]> readDensePayloads(NereusStream s) {
+        List<byte[]> all = new ArrayList<>();
+        for (StoredEntry e : readAll(s, 0, 50)) {
+            assertThat(e.range()).isEqualTo(OffsetRange.single(all.size()));
+            all.add(e.payload());
+        }
+        return all;
+    }
+}
