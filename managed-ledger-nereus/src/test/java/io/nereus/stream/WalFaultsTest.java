@@ -5,7 +5,6 @@ import static io.nereus.testing.StreamTesting.readDensePayloads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;
@@ -40,13 +39,11 @@ class WalFaultsTest {
             .withFlush(64 * 1024, Duration.ofMillis(1));
 
     private EngineFixture engine;
-    private EmbeddedFdb fdb;
     private MetadataStore metadata;
 
     @BeforeEach
     void setUp() {
         engine = new EngineFixture(BK, "faults");
-        fdb = engine.fdb;
         metadata = engine.metadata;
     }
 
