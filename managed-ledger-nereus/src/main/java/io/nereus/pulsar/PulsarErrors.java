@@ -1,0 +1,72 @@
+package io.nereus.pulsar;
+
+import io.nereus.metadata.MetadataFormatException;
+import io.nereus.metadata.UnknownStreamException;
+import io.nereus.stream.NereusException;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import org.apache.bookkeeper.mledger.ManagedLedgerException;
+
+/**
+ * The one place where engine failures become Pulsar's {@link ManagedLedgerException} subclasses, which the
+ * broker dispatches on (fenced topics are reloaded, non-recoverable reads may be skipped, closed ledgers are
+ * reopened). Engine codes keep their static message; the cause is attached.
+ */
+final class PulsarErrors {
+    private PulsarErrors() {
+    }
+
+    /** The {@link ManagedLedgerException} for {@code t}, unwrapping completion wrappers. */
+    static ManagedLedgerException map(Throwable t) {
+        Throwable c = unwrap(t);
+        if (c instanceof ManagedLedgerException m) {
+            return m;
+        }
+        if (c instanceof NereusException n) {
+            ManagedLedgerException m = switch (n.code()) {
+                case FENCED -> new ManagedLedgerException.ManagedLedgerFencedException(n);
+                case CLOSED -> new ManagedLedgerException.ManagedLedgerAlreadyClosedException(n.getMessage());
+                case NOT_WRITABLE -> new ManagedLedgerException.ManagedLedgerTerminatedException(n.getMessage());
+                case NOT_FOUND -> new ManagedLedgerException.ManagedLedgerNotFoundException(n);
+                case OFFSET_TRIMMED, DATA_LOSS, CHECKSUM_MISMATCH, NOT_ENTRY_BOUNDARY ->
+                        new ManagedLedgerException.NonRecoverableLedgerException(n.getMessage());
+                default -> new ManagedLedgerException(n.getMessage(), n);
+            };
+            if (m.getCause() == null) {
+                m.initCause(n);
+            }
+            return m;
+        }
+        if (c instanceof UnknownStreamException) {
+            return new ManagedLedgerException.ManagedLedgerNotFoundException((Exception) c);
+        }
+        if (c instanceof MetadataFormatException || isFdb(c)) {
+            return new ManagedLedgerException.MetaStoreException(c);
+        }
+        if (c instanceof TimeoutException) {
+            return new ManagedLedgerException("operation timed out: " + c.getMessage(), c);
+        }
+        if (c instanceof IllegalArgumentException || c instanceof IllegalStateException) {
+            return new ManagedLedgerException(c.getMessage(), c);
+        }
+        return new ManagedLedgerException(c);
+    }
+
+    static Throwable unwrap(Throwable t) {
+        Throwable c = t;
+        while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
+            c = c.getCause();
+        }
+        return c;
+    }
+
+    static boolean isCancellation(Throwable t) {
+        return unwrap(t) instanceof CancellationException;
+    }
+
+    private static boolean isFdb(Throwable t) {
+        return t.getClass().getName().startsWith("com.apple.foundationdb.");
+    }
+}
