@@ -19,7 +19,7 @@ import org.apache.bookkeeper.mledger.PositionFactory;
  * position is {@code (ledgerId(), committedEnd() - 1)}, and an empty ledger's is {@code (ledgerId(), -1)}.
  * Offsets are dense: every offset in the readable range is one entry.
  */
-interface CursorHost {
+interface CursorHost extends EntryReader {
     /** The managed ledger's name (Pulsar's persistence name of the topic). */
     String name();
 

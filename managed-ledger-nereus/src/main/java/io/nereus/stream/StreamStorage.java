@@ -4,6 +4,7 @@ import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.GenerationZeroRepair;
 import io.nereus.generation.WalEvidenceRepair;
 import io.nereus.generation.WalTargetReader;
+import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalWriter;
@@ -11,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -77,6 +79,40 @@ public final class StreamStorage implements AutoCloseable {
             }
         });
         return f;
+    }
+
+    /**
+     * Deletes the stream of {@code managedLedgerName} (its catalog entry moves to DELETED; opening the name again
+     * creates a new incarnation with new ids) and drops this instance's handle, whose waiters fail NOT_FOUND.
+     * Returns the deleted catalog entry, empty when the name was unknown.
+     */
+    public CompletableFuture<Optional<CatalogEntry>> deleteStream(String managedLedgerName) {
+        if (closed) {
+            return CompletableFuture.failedFuture(new NereusException(ErrorCode.CLOSED, Map.of()));
+        }
+        CompletableFuture<NereusStream> handle = streams.remove(managedLedgerName);
+        if (handle != null) {
+            handle.thenAccept(s -> {
+                tail.invalidate(s.id());
+                s.close(new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", s.id())));
+            });
+        }
+        return metadata.deleteStream(managedLedgerName);
+    }
+
+    /** Changes the tail cache's byte bound (a broker's dynamic cache-size setting); shrinking evicts at once. */
+    public void resizeTailCache(long maxBytes) {
+        tail.resize(maxBytes);
+    }
+
+    /** Empties the tail cache; reads then go to the resolver. */
+    public void clearTailCache() {
+        tail.clear();
+    }
+
+    /** Counters of the tail cache since this instance started. */
+    public TailCacheStats tailCacheStats() {
+        return tail.stats();
     }
 
     /** Stops appends (pending ones fail CLOSED) and timers; the BookKeeper client and metadata stay open. */

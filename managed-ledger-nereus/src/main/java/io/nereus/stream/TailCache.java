@@ -16,10 +16,15 @@ final class TailCache {
     private record Key(StreamId stream, long start) {
     }
 
-    private final long maxBytes;
+    private long maxBytes;
     private final Map<StreamId, TreeMap<Long, StoredEntry>> byStream = new HashMap<>();
     private final ArrayDeque<Key> order = new ArrayDeque<>();
     private long bytes;
+    private long hits;
+    private long hitBytes;
+    private long misses;
+    private long inserted;
+    private long evicted;
 
     TailCache(long maxBytes) {
         this.maxBytes = maxBytes;
@@ -36,12 +41,18 @@ final class TailCache {
             order.add(new Key(stream, entry.range().start()));
         }
         bytes += entry.payload().length;
+        inserted++;
+        evictOverflow();
+    }
+
+    private void evictOverflow() {
         while (bytes > maxBytes && !order.isEmpty()) {
             Key k = order.poll();
             TreeMap<Long, StoredEntry> m = byStream.get(k.stream());
             StoredEntry gone = m == null ? null : m.remove(k.start());
             if (gone != null) {
                 bytes -= gone.payload().length;
+                evicted++;
                 if (m.isEmpty()) {
                     byStream.remove(k.stream());
                 }
@@ -52,11 +63,29 @@ final class TailCache {
     /** The cached entry containing {@code offset}, if any. */
     synchronized Optional<StoredEntry> get(StreamId stream, long offset) {
         TreeMap<Long, StoredEntry> m = byStream.get(stream);
-        if (m == null) {
-            return Optional.empty();
+        Map.Entry<Long, StoredEntry> e = m == null ? null : m.floorEntry(offset);
+        if (e != null && e.getValue().range().contains(offset)) {
+            hits++;
+            hitBytes += e.getValue().payload().length;
+            return Optional.of(e.getValue());
         }
-        Map.Entry<Long, StoredEntry> e = m.floorEntry(offset);
-        return e != null && e.getValue().range().contains(offset) ? Optional.of(e.getValue()) : Optional.empty();
+        misses++;
+        return Optional.empty();
+    }
+
+    /** Changes the byte bound; shrinking evicts the oldest entries at once. */
+    synchronized void resize(long newMaxBytes) {
+        if (newMaxBytes < 0) {
+            throw new IllegalArgumentException("tail cache size must be >= 0: " + newMaxBytes);
+        }
+        maxBytes = newMaxBytes;
+        evictOverflow();
+    }
+
+    synchronized void clear() {
+        byStream.clear();
+        order.clear();
+        bytes = 0;
     }
 
     synchronized void invalidate(StreamId stream) {
@@ -68,5 +97,10 @@ final class TailCache {
 
     synchronized long bytes() {
         return bytes;
+    }
+
+    synchronized TailCacheStats stats() {
+        int entries = byStream.values().stream().mapToInt(TreeMap::size).sum();
+        return new TailCacheStats(maxBytes, bytes, entries, hits, hitBytes, misses, inserted, evicted);
     }
 }

@@ -1,0 +1,106 @@
+package io.nereus.pulsar;
+
+import io.nereus.metadata.MetadataStore;
+import java.time.Clock;
+import java.util.concurrent.CompletableFuture;
+import org.apache.bookkeeper.mledger.ManagedLedgerConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves a ledger's trim point past what every durable cursor has consumed, as far as the retention policy allows
+ * (Pulsar's semantics: consumed data goes once it is older than the retention time or beyond the retention size;
+ * a negative limit keeps it forever; with no durable cursor everything counts as consumed). The last entry is
+ * always kept, so the last confirmed position stays readable. Runs are serialized and coalesced: a request while
+ * one runs queues at most one more run.
+ */
+final class LedgerTrimmer {
+    private static final Logger LOG = LoggerFactory.getLogger(LedgerTrimmer.class);
+
+    private final NereusManagedLedger ledger;
+    private final MetadataStore metadata;
+    private final Clock clock;
+    private CompletableFuture<Void> last = CompletableFuture.completedFuture(null);
+    private CompletableFuture<Void> queued;
+
+    LedgerTrimmer(NereusManagedLedger ledger, MetadataStore metadata, Clock clock) {
+        this.ledger = ledger;
+        this.metadata = metadata;
+        this.clock = clock;
+    }
+
+    /** Requests a trim; failures are logged (the next request retries). */
+    void trimSoon() {
+        trimNow().exceptionally(t -> {
+            LOG.warn("Trim failed ledger={}", ledger.getName(), t);
+            return null;
+        });
+    }
+
+    /** Requests a trim and completes when a run that started after this call has finished. */
+    synchronized CompletableFuture<Void> trimNow() {
+        if (queued != null) {
+            return queued;
+        }
+        CompletableFuture<Void> run = last.handle((v, t) -> null).thenCompose(ignored -> {
+            synchronized (this) {
+                queued = null;
+            }
+            return runOnce();
+        });
+        queued = run;
+        last = run;
+        return run;
+    }
+
+    private CompletableFuture<Void> runOnce() {
+        NereusManagedLedger.State s = ledger.state();
+        if (s != NereusManagedLedger.State.OPEN && s != NereusManagedLedger.State.TERMINATED) {
+            return CompletableFuture.completedFuture(null);
+        }
+        long end = ledger.committedEnd();
+        long first = ledger.firstOffset();
+        long consumed = end;
+        for (NereusManagedCursor c : ledger.nereusCursors()) {
+            if (c.isDurable()) {
+                consumed = Math.min(consumed, c.persistedMarkDeleteEnd());
+            }
+        }
+        long candidate = Math.min(consumed, end - 1);
+        if (candidate <= first) {
+            return CompletableFuture.completedFuture(null);
+        }
+        ManagedLedgerConfig config = ledger.getConfig();
+        long retentionMillis = config.getRetentionTimeMillis();
+        long retentionMb = config.getRetentionSizeInMB();
+        if (retentionMillis < 0 || retentionMb < 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        long bySize = candidate;
+        if (retentionMb > 0) {
+            double avg = Math.max(1.0, ledger.averageEntryBytes());
+            long keepEntries = (long) Math.ceil(retentionMb * 1024.0 * 1024.0 / avg);
+            bySize = Math.min(candidate, Math.max(first, end - keepEntries));
+        }
+        CompletableFuture<Long> byTime;
+        if (retentionMillis == 0 || bySize >= candidate) {
+            byTime = CompletableFuture.completedFuture(candidate);
+        } else {
+            long cutoff = clock.millis() - retentionMillis;
+            byTime = EntrySearch.newestMatching(ledger, first, candidate, e -> PublishTimes.of(e) < cutoff)
+                    .thenApply(found -> found.isPresent() ? found.getAsLong() + 1 : first);
+        }
+        long sizeBound = bySize;
+        return byTime.thenCompose(timeBound -> {
+            long target = Math.min(candidate, Math.max(sizeBound, timeBound));
+            if (target <= ledger.firstOffset()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            return metadata.trim(ledger.streamId(), target).thenAccept(head -> {
+                ledger.trimmed(head.trimOffset());
+                LOG.debug("Trimmed ledger={} stream={} trimOffset={}", ledger.getName(), ledger.streamId(),
+                        head.trimOffset());
+            });
+        });
+    }
+}

@@ -1,0 +1,160 @@
+package io.nereus.pulsar;
+
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.directory.DirectoryLayer;
+import io.nereus.fdb.FdbDatabases;
+import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.NereusKeyspace;
+import io.nereus.stream.StreamStorage;
+import io.netty.channel.EventLoopGroup;
+import io.opentelemetry.api.OpenTelemetry;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.common.util.OrderedExecutor;
+import org.apache.pulsar.broker.BookKeeperClientFactory;
+import org.apache.pulsar.broker.ManagedLedgerClientFactory;
+import org.apache.pulsar.broker.ServiceConfiguration;
+import org.apache.pulsar.broker.storage.BookkeeperManagedLedgerStorageClass;
+import org.apache.pulsar.broker.storage.ManagedLedgerStorage;
+import org.apache.pulsar.broker.storage.ManagedLedgerStorageClass;
+import org.apache.pulsar.metadata.api.extended.MetadataStoreExtended;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Nereus as the managed-ledger storage of a stock Pulsar 4.0.8 broker: set
+ * {@code managedLedgerStorageClassName=io.nereus.pulsar.NereusManagedLedgerStorage} in broker.conf.
+ *
+ * <p>Two storage classes: {@value #NEREUS} (the default) stores topics in Nereus; {@value #BOOKKEEPER} is the stock
+ * BookKeeper storage, for namespaces an operator keeps there (persistence policy
+ * {@code managedLedgerStorageClassName}). Both share one BookKeeper client, the stock one, which Nereus also uses
+ * for its write-ahead log; the {@value #NEREUS} class returns it from {@code getBookKeeperClient()} so schema
+ * storage, Pulsar's own compaction and other BookKeeper-based broker features keep working.
+ *
+ * <p>Lifecycle: the broker calls {@link #initialize} once at start (invalid {@code nereus*} settings stop the broker
+ * with a message naming the key) and {@link #close} at shutdown, possibly while topic closes are still in flight:
+ * close waits a bounded time for the ledgers, then releases the engine, the metadata store and BookKeeper.
+ */
+public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
+    public static final String NEREUS = "nereus";
+    public static final String BOOKKEEPER = "bookkeeper";
+    private static final Logger LOG = LoggerFactory.getLogger(NereusManagedLedgerStorage.class);
+
+    private ManagedLedgerClientFactory stock;
+    private Database database;
+    private ExecutorService metadataExecutor;
+    private OrderedExecutor ledgerExecutor;
+    private StreamStorage streams;
+    private NereusManagedLedgerFactory factory;
+    private NereusStorageClass nereusClass;
+    private ManagedLedgerStorageClass bookkeeperClass;
+
+    /** Instantiated by the broker by reflection. */
+    public NereusManagedLedgerStorage() {
+    }
+
+    @Override
+    public void initialize(ServiceConfiguration conf, MetadataStoreExtended metadataStore,
+            BookKeeperClientFactory bookkeeperProvider, EventLoopGroup eventLoopGroup, OpenTelemetry openTelemetry)
+            throws Exception {
+        NereusConfig config = NereusConfig.from(conf);
+        stock = new ManagedLedgerClientFactory();
+        stock.initialize(conf, metadataStore, bookkeeperProvider, eventLoopGroup, openTelemetry);
+        try {
+            bookkeeperClass = stock.getDefaultStorageClass();
+            BookkeeperManagedLedgerStorageClass bkClass = (BookkeeperManagedLedgerStorageClass) bookkeeperClass;
+            BookKeeper bk = bkClass.getBookKeeperClient();
+            database = FdbDatabases.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()));
+            metadataExecutor = Executors.newFixedThreadPool(2, daemon("nereus-metadata"));
+            var root = DirectoryLayer.getDefault()
+                    .createOrOpen(database, List.of("nereus", config.metadataRoot())).get(30, TimeUnit.SECONDS);
+            MetadataStore metadata = MetadataStore.open(database, new NereusKeyspace(root), metadataExecutor)
+                    .get(30, TimeUnit.SECONDS);
+            String writerId = "nereus-" + conf.getAdvertisedAddress() + "-" + UUID.randomUUID();
+            streams = StreamStorage.create(config.storage(), bk, metadata, writerId, Clock.systemUTC());
+            ledgerExecutor = OrderedExecutor.newBuilder().name("nereus-ml")
+                    .numThreads(Math.max(2, conf.getNumOrderedExecutorThreads())).build();
+            factory = new NereusManagedLedgerFactory(metadata, streams, ledgerExecutor, Clock.systemUTC(),
+                    config.storage().wal().writeQuorum());
+            nereusClass = new NereusStorageClass(factory, bkClass);
+            LOG.info("Nereus storage started: writer={} metadataRoot={} fdb={}", writerId, config.metadataRoot(),
+                    config.fdbClusterFile().map(Object::toString).orElse("embedded at " + config.embeddedFdbDir()));
+        } catch (Exception e) {
+            closeQuietly();
+            throw e;
+        }
+    }
+
+    @Override
+    public Collection<ManagedLedgerStorageClass> getStorageClasses() {
+        return List.of(nereusClass, bookkeeperClass);
+    }
+
+    @Override
+    public ManagedLedgerStorageClass getDefaultStorageClass() {
+        return nereusClass;
+    }
+
+    /** The class named {@code name}; {@code null} means the default ({@value #NEREUS}). */
+    @Override
+    public Optional<ManagedLedgerStorageClass> getManagedLedgerStorageClass(String name) {
+        if (name == null || NEREUS.equals(name)) {
+            return Optional.of(nereusClass);
+        }
+        if (BOOKKEEPER.equals(name)) {
+            return Optional.of(bookkeeperClass);
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public void close() throws IOException {
+        closeQuietly();
+    }
+
+    private void closeQuietly() {
+        if (factory != null) {
+            try {
+                factory.shutdownAsync().get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                LOG.warn("Nereus ledgers did not all close cleanly", e);
+            }
+        }
+        if (streams != null) {
+            streams.close();
+        }
+        if (ledgerExecutor != null) {
+            ledgerExecutor.shutdown();
+        }
+        if (metadataExecutor != null) {
+            metadataExecutor.shutdown();
+        }
+        if (database != null) {
+            database.close();
+        }
+        if (stock != null) {
+            try {
+                stock.close();
+            } catch (Exception e) {
+                LOG.warn("stock managed-ledger storage did not close cleanly", e);
+            }
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}
