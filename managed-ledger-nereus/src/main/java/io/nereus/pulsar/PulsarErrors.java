@@ -2,6 +2,7 @@ package io.nereus.pulsar;
 
 import io.nereus.metadata.MetadataFormatException;
 import io.nereus.metadata.UnknownStreamException;
+import io.nereus.metadata.WriterFencedException;
 import io.nereus.stream.NereusException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
@@ -38,6 +39,9 @@ final class PulsarErrors {
                 m.initCause(n);
             }
             return m;
+        }
+        if (c instanceof WriterFencedException) {
+            return new ManagedLedgerException.ManagedLedgerFencedException((Exception) c);
         }
         if (c instanceof UnknownStreamException) {
             return new ManagedLedgerException.ManagedLedgerNotFoundException((Exception) c);

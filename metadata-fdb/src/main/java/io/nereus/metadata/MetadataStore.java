@@ -194,10 +194,20 @@ public final class MetadataStore {
         });
     }
 
-    /** Seals the stream (a terminated topic): no more commits; reads, trims and cursors continue. */
-    public CompletableFuture<StreamHead> seal(StreamId stream) {
+    /**
+     * Seals the stream (a terminated topic): no more commits; reads, trims and cursors continue. Conditional on
+     * {@code writerEpoch}: a writer that was fenced cannot seal.
+     *
+     * @return a future failing with {@link WriterFencedException} when the head has another epoch, or
+     *         {@link UnknownStreamException} when the stream has no head
+     */
+    public CompletableFuture<StreamHead> seal(StreamId stream, long writerEpoch) {
         return guard(() -> db.runAsync(tr -> readHead(tr, stream).thenApply(h -> {
-            StreamHead next = h.orElseThrow(() -> new UnknownStreamException(stream)).withState(StreamState.SEALED);
+            StreamHead head = h.orElseThrow(() -> new UnknownStreamException(stream));
+            if (head.writerEpoch() != writerEpoch) {
+                throw new WriterFencedException(stream, head.writerEpoch(), writerEpoch);
+            }
+            StreamHead next = head.withState(StreamState.SEALED);
             tr.set(ks.headKey(stream), StreamHeadCodec.INSTANCE.encode(next));
             return next;
         }), executor));

@@ -325,8 +325,18 @@ class MetadataStoreTest {
     void seal_stopsCommits() {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
-        await(store.seal(s));
+        await(store.seal(s, e));
         CommitResult r = await(store.commit(List.of(append(s, e, 0, 1, 1, 0, 0))));
         assertThat(((CommitResult.Rejected) r).outcome()).isEqualTo(new AppendOutcome.NotAccepting(StreamState.SEALED));
+    }
+
+    @Test
+    void seal_byAFencedWriter_isRefusedAndLeavesTheStreamOpen() {
+        StreamId s = f.newStream("a");
+        long old = f.acquire(s);
+        long current = f.acquire(s);
+        assertThatThrownBy(() -> await(store.seal(s, old))).isInstanceOf(WriterFencedException.class)
+                .hasMessageContaining("head writer epoch " + current);
+        assertThat(await(store.head(s)).orElseThrow().state()).isEqualTo(StreamState.OPEN);
     }
 }
