@@ -29,10 +29,22 @@ import org.apache.bookkeeper.mledger.ManagedLedgerException;
  * callers hop to their executor before calling Pulsar back.
  */
 final class CursorPersistence {
+    /** Runs a task after a delay (the flush of a throttled state). */
+    @FunctionalInterface
+    interface Scheduler {
+        void schedule(long delayNanos, Runnable task);
+
+        /** Runs tasks on {@code executor} after the delay. */
+        static Scheduler on(Executor executor) {
+            return (delayNanos, task) -> CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS, executor)
+                    .execute(task);
+        }
+    }
+
     private final Function<CursorState, CompletableFuture<WriteOutcome>> saver;
     private final Consumer<CursorState> onPersisted;
     private final CursorStatsBean stats;
-    private final Executor flushExecutor;
+    private final Scheduler scheduler;
     private final LongSupplier nanoClock;
 
     private CursorState persisted;
@@ -55,13 +67,13 @@ final class CursorPersistence {
      * @param onPersisted  told (outside the monitor) of each state once it is durable
      */
     CursorPersistence(Function<CursorState, CompletableFuture<WriteOutcome>> saver, CursorState persisted,
-            double rate, Consumer<CursorState> onPersisted, CursorStatsBean stats, Executor flushExecutor,
+            double rate, Consumer<CursorState> onPersisted, CursorStatsBean stats, Scheduler scheduler,
             LongSupplier nanoClock) {
         this.saver = saver;
         this.persisted = persisted;
         this.onPersisted = onPersisted;
         this.stats = stats;
-        this.flushExecutor = flushExecutor;
+        this.scheduler = scheduler;
         this.nanoClock = nanoClock;
         setRate(rate);
     }
@@ -130,8 +142,7 @@ final class CursorPersistence {
             return save(state);
         }
         if (schedule) {
-            Executor later = CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS, flushExecutor);
-            later.execute(() -> {
+            scheduler.schedule(delayNanos, () -> {
                 synchronized (this) {
                     flushScheduled = false;
                 }

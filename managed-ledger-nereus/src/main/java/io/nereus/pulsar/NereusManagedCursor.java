@@ -118,7 +118,8 @@ public final class NereusManagedCursor implements ManagedCursor {
         this.persistence = durable
                 ? new CursorPersistence(
                         s -> host.cursorStore().saveCursor(host.streamId(), name, host.writerEpoch(), s),
-                        state, rate, this::persisted, stats, host.executor(), System::nanoTime)
+                        state, rate, this::persisted, stats, CursorPersistence.Scheduler.on(host.executor()),
+                        System::nanoTime)
                 : null;
     }
 
