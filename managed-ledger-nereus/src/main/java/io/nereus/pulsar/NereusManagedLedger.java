@@ -85,7 +85,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final NereusLedgerStats stats;
     private final LedgerTrimmer trimmer;
     private final Map<String, NereusManagedCursor> cursors = new ConcurrentHashMap<>();
-    private final Map<String, String> properties = new ConcurrentHashMap<>();
+    private final LedgerPropertiesState properties;
     private final AtomicInteger pendingAdds = new AtomicInteger();
     private final AtomicLong entriesAdded = new AtomicLong();
     private final long createdAtMillis;
@@ -117,6 +117,12 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         this.waiters = new CommitWaiters(executor, head.committedEnd());
         this.stats = new NereusLedgerStats(this);
         this.trimmer = new LedgerTrimmer(this, factory.metadata(), clock);
+        this.properties = new LedgerPropertiesState(cursorStore, stream.id(), writerEpoch, this::checkWritten, p -> {
+            ManagedLedgerInterceptor interceptor = this.config.getManagedLedgerInterceptor();
+            if (interceptor != null) {
+                interceptor.onUpdateManagedLedgerInfo(p);
+            }
+        });
         if (head.state() == StreamState.SEALED) {
             state = State.TERMINATED;
             terminated = CompletableFuture.completedFuture(null);
@@ -136,10 +142,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     private CompletableFuture<NereusManagedLedger> load() {
-        return cursorStore.loadProperties(streamId()).thenCompose(props -> {
-            properties.putAll(props.values());
-            return cursorStore.listCursors(streamId());
-        }).thenCompose(names -> {
+        return properties.load().thenCompose(props -> cursorStore.listCursors(streamId())).thenCompose(names -> {
             List<CompletableFuture<NereusManagedCursor>> opens = new ArrayList<>();
             for (String cursorName : names) {
                 opens.add(NereusManagedCursor.openDurable(this, cursorName, InitialPosition.Latest, Map.of(), Map.of())
@@ -161,7 +164,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (interceptor == null) {
             return CompletableFuture.completedFuture(null);
         }
-        interceptor.onManagedLedgerPropertiesInitialize(properties);
+        Map<String, String> initial = new HashMap<>(properties.get());
+        interceptor.onManagedLedgerPropertiesInitialize(initial);
         return interceptor.onManagedLedgerLastLedgerInitialize(name, () -> {
             long end = committedEnd;
             if (end <= firstOffset) {
@@ -482,13 +486,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public void asyncOpenCursor(String cursorName, InitialPosition initialPosition, Map<String, Long> props,
             Map<String, String> cursorProperties, AsyncCallbacks.OpenCursorCallback callback, Object ctx) {
-        openCursorAsync(cursorName, initialPosition, props, cursorProperties).whenCompleteAsync((c, t) -> {
-            if (t != null) {
-                callback.openCursorFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.openCursorComplete(c, ctx);
-            }
-        }, executor);
+        Callbacks.deliver(openCursorAsync(cursorName, initialPosition, props, cursorProperties), executor,
+                c -> callback.openCursorComplete(c, ctx), e -> callback.openCursorFailed(e, ctx));
     }
 
     private final Map<String, CompletableFuture<NereusManagedCursor>> openingCursors = new ConcurrentHashMap<>();
@@ -543,13 +542,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public void asyncDeleteCursor(String cursorName, AsyncCallbacks.DeleteCursorCallback callback, Object ctx) {
-        deleteCursorAsync(cursorName).whenCompleteAsync((v, t) -> {
-            if (t != null) {
-                callback.deleteCursorFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.deleteCursorComplete(ctx);
-            }
-        }, executor);
+        Callbacks.deliver(deleteCursorAsync(cursorName), executor,
+                v -> callback.deleteCursorComplete(ctx), e -> callback.deleteCursorFailed(e, ctx));
     }
 
     @Override
@@ -566,7 +560,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return c.deleteState().thenRun(trimmer::trimSoon);
     }
 
-    void checkWritten(WriteOutcome outcome) {
+    WriteOutcome checkWritten(WriteOutcome outcome) {
         if (outcome instanceof WriteOutcome.Fenced f) {
             throw new java.util.concurrent.CompletionException(new ManagedLedgerException.ManagedLedgerFencedException(
                     "managed ledger " + name + " is fenced (writer epoch " + f.headEpoch() + " > " + writerEpoch + ")"));
@@ -575,6 +569,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             throw new java.util.concurrent.CompletionException(new ManagedLedgerException.ManagedLedgerNotFoundException(
                     "managed ledger " + name + " no longer exists"));
         }
+        return outcome;
     }
 
     @Override
@@ -744,13 +739,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
                 : CompletableFuture.failedFuture(new ManagedLedgerException.NonRecoverableLedgerException(
                         "position " + position + " is not a stored entry of " + name + " (ledger " + ledgerId
                                 + ", entries [" + firstOffset + ", " + committedEnd + "))"));
-        read.whenCompleteAsync((e, t) -> {
-            if (t != null) {
-                callback.readEntryFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.readEntryComplete(e, ctx);
-            }
-        }, executor);
+        Callbacks.deliver(read, executor,
+                e -> callback.readEntryComplete(e, ctx), e -> callback.readEntryFailed(e, ctx));
     }
 
     CompletableFuture<Entry> readOne(long offset) {
@@ -820,13 +810,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public void asyncTerminate(AsyncCallbacks.TerminateCallback callback, Object ctx) {
-        terminateAsync().whenCompleteAsync((p, t) -> {
-            if (t != null) {
-                callback.terminateFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.terminateComplete(p, ctx);
-            }
-        }, executor);
+        Callbacks.deliver(terminateAsync(), executor,
+                p -> callback.terminateComplete(p, ctx), e -> callback.terminateFailed(e, ctx));
     }
 
     @Override
@@ -866,7 +851,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public boolean isMigrated() {
-        return "true".equals(properties.get(MIGRATED_PROPERTY));
+        return "true".equals(properties.get().get(MIGRATED_PROPERTY));
     }
 
     @Override
@@ -876,13 +861,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public void asyncClose(AsyncCallbacks.CloseCallback callback, Object ctx) {
-        closeAsync().whenCompleteAsync((v, t) -> {
-            if (t != null) {
-                callback.closeFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.closeComplete(ctx);
-            }
-        }, executor);
+        Callbacks.deliver(closeAsync(), executor,
+                v -> callback.closeComplete(ctx), e -> callback.closeFailed(e, ctx));
     }
 
     /** Closes every cursor (flushing their state), releases waiting readers and leaves the factory. */
@@ -913,13 +893,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public void asyncDelete(AsyncCallbacks.DeleteLedgerCallback callback, Object ctx) {
-        deleteAsync().whenCompleteAsync((v, t) -> {
-            if (t != null) {
-                callback.deleteLedgerFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.deleteLedgerComplete(ctx);
-            }
-        }, executor);
+        Callbacks.deliver(deleteAsync(), executor,
+                v -> callback.deleteLedgerComplete(ctx), e -> callback.deleteLedgerFailed(e, ctx));
     }
 
     /**
@@ -949,7 +924,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public Map<String, String> getProperties() {
-        return Collections.unmodifiableMap(new HashMap<>(properties));
+        return properties.get();
     }
 
     @Override
@@ -986,41 +961,16 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     private void propertiesCallback(CompletableFuture<Map<String, String>> f,
             AsyncCallbacks.UpdatePropertiesCallback callback, Object ctx) {
-        f.whenCompleteAsync((p, t) -> {
-            if (t != null) {
-                callback.updatePropertiesFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.updatePropertiesComplete(p, ctx);
-            }
-        }, executor);
+        Callbacks.deliver(f, executor,
+                p -> callback.updatePropertiesComplete(p, ctx), e -> callback.updatePropertiesFailed(e, ctx));
     }
 
-    private synchronized CompletableFuture<Map<String, String>> setPropertiesAsync(Map<String, String> update,
-            boolean replace) {
-        Map<String, String> next = new HashMap<>(replace ? Map.of() : properties);
-        next.putAll(update);
-        return saveProperties(next);
+    private CompletableFuture<Map<String, String>> setPropertiesAsync(Map<String, String> update, boolean replace) {
+        return replace ? properties.replace(update) : properties.put(update);
     }
 
-    private synchronized CompletableFuture<Map<String, String>> deletePropertyAsync(String key) {
-        Map<String, String> next = new HashMap<>(properties);
-        next.remove(key);
-        return saveProperties(next);
-    }
-
-    private CompletableFuture<Map<String, String>> saveProperties(Map<String, String> next) {
-        return cursorStore.saveProperties(streamId(), writerEpoch, new LedgerProperties(next)).thenApply(outcome -> {
-            checkWritten(outcome);
-            synchronized (this) {
-                properties.keySet().retainAll(next.keySet());
-                properties.putAll(next);
-            }
-            ManagedLedgerInterceptor interceptor = config.getManagedLedgerInterceptor();
-            if (interceptor != null) {
-                interceptor.onUpdateManagedLedgerInfo(getProperties());
-            }
-            return getProperties();
-        });
+    private CompletableFuture<Map<String, String>> deletePropertyAsync(String key) {
+        return properties.remove(key);
     }
 
     // ---- trimming, truncation ----

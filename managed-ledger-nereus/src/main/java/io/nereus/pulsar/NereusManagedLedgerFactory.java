@@ -136,13 +136,8 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
     @Override
     public void asyncOpen(String name, ManagedLedgerConfig config, AsyncCallbacks.OpenLedgerCallback callback,
             Supplier<CompletableFuture<Boolean>> mlOwnershipChecker, Object ctx) {
-        openAsync(name, config).whenCompleteAsync((ml, t) -> {
-            if (t != null) {
-                callback.openLedgerFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.openLedgerComplete(ml, ctx);
-            }
-        }, executor.chooseThread(name));
+        Callbacks.deliver(openAsync(name, config), executor.chooseThread(name),
+                ml -> callback.openLedgerComplete(ml, ctx), e -> callback.openLedgerFailed(e, ctx));
     }
 
     private CompletableFuture<NereusManagedLedger> openAsync(String name, ManagedLedgerConfig config) {
@@ -187,25 +182,15 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
     @Override
     public void asyncOpenReadOnlyCursor(String name, Position startPosition, ManagedLedgerConfig config,
             AsyncCallbacks.OpenReadOnlyCursorCallback callback, Object ctx) {
-        NereusReadOnlyLedger.open(this, name).whenCompleteAsync((l, t) -> {
-            if (t != null) {
-                callback.openReadOnlyCursorFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.openReadOnlyCursorComplete(l.createReadOnlyCursor(startPosition), ctx);
-            }
-        }, executor.chooseThread(name));
+        Callbacks.deliver(NereusReadOnlyLedger.open(this, name), executor.chooseThread(name),
+                l -> callback.openReadOnlyCursorComplete(l.createReadOnlyCursor(startPosition), ctx), e -> callback.openReadOnlyCursorFailed(e, ctx));
     }
 
     @Override
     public void asyncOpenReadOnlyManagedLedger(String name,
             AsyncCallbacks.OpenReadOnlyManagedLedgerCallback callback, ManagedLedgerConfig config, Object ctx) {
-        NereusReadOnlyLedger.open(this, name).whenCompleteAsync((l, t) -> {
-            if (t != null) {
-                callback.openReadOnlyManagedLedgerFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.openReadOnlyManagedLedgerComplete(l, ctx);
-            }
-        }, executor.chooseThread(name));
+        Callbacks.deliver(NereusReadOnlyLedger.open(this, name), executor.chooseThread(name),
+                l -> callback.openReadOnlyManagedLedgerComplete(l, ctx), e -> callback.openReadOnlyManagedLedgerFailed(e, ctx));
     }
 
     OrderedExecutor executor() {
@@ -222,13 +207,8 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
     @Override
     public void asyncGetManagedLedgerInfo(String name, AsyncCallbacks.ManagedLedgerInfoCallback callback,
             Object ctx) {
-        infoAsync(name).whenCompleteAsync((info, t) -> {
-            if (t != null) {
-                callback.getInfoFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.getInfoComplete(info, ctx);
-            }
-        }, executor.chooseThread(name));
+        Callbacks.deliver(infoAsync(name), executor.chooseThread(name),
+                info -> callback.getInfoComplete(info, ctx), e -> callback.getInfoFailed(e, ctx));
     }
 
     /** The stored picture of a ledger: the one virtual ledger, its cursors and properties. */
@@ -358,13 +338,8 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
     @Override
     public void asyncDelete(String name, CompletableFuture<ManagedLedgerConfig> config,
             AsyncCallbacks.DeleteLedgerCallback callback, Object ctx) {
-        deleteAsync(name).whenCompleteAsync((v, t) -> {
-            if (t != null) {
-                callback.deleteLedgerFailed(PulsarErrors.map(t), ctx);
-            } else {
-                callback.deleteLedgerComplete(ctx);
-            }
-        }, executor.chooseThread(name));
+        Callbacks.deliver(deleteAsync(name), executor.chooseThread(name),
+                v -> callback.deleteLedgerComplete(ctx), e -> callback.deleteLedgerFailed(e, ctx));
     }
 
     private CompletableFuture<Void> deleteAsync(String name) {

@@ -136,13 +136,8 @@ final class NereusReadOnlyLedger implements ReadOnlyManagedLedger, EntryReader {
         @Override
         public void asyncReadEntries(int numberOfEntriesToRead, long maxSizeBytes,
                 AsyncCallbacks.ReadEntriesCallback callback, Object ctx, Position maxPosition) {
-            readAsync(numberOfEntriesToRead, maxSizeBytes, maxPosition).whenCompleteAsync((l, t) -> {
-                if (t != null) {
-                    callback.readEntriesFailed(PulsarErrors.map(t), ctx);
-                } else {
-                    callback.readEntriesComplete(l, ctx);
-                }
-            }, executor);
+            Callbacks.deliver(readAsync(numberOfEntriesToRead, maxSizeBytes, maxPosition), executor,
+                    l -> callback.readEntriesComplete(l, ctx), e -> callback.readEntriesFailed(e, ctx));
         }
 
         private CompletableFuture<List<Entry>> readAsync(int n, long maxBytes, Position maxPosition) {
