@@ -134,14 +134,9 @@ final class CursorReads {
         return test(mid, condition).thenCompose(m -> m ? bisect(mid, hi, condition) : bisect(lo, mid, condition));
     }
 
+    /** As in Pulsar's own search, the condition owns the entry it is given and releases it. */
     private CompletableFuture<Boolean> test(long offset, Predicate<Entry> condition) {
-        return readOne(offset).thenApply(e -> {
-            try {
-                return condition.test(e);
-            } finally {
-                e.release();
-            }
-        });
+        return readOne(offset).thenApply(condition::test);
     }
 
     /**

@@ -10,9 +10,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Moves a ledger's trim point past what every durable cursor has consumed, as far as the retention policy allows
  * (Pulsar's semantics: consumed data goes once it is older than the retention time or beyond the retention size;
- * a negative limit keeps it forever; with no durable cursor everything counts as consumed). The last entry is
- * always kept, so the last confirmed position stays readable. Runs are serialized and coalesced: a request while
- * one runs queues at most one more run.
+ * a negative limit keeps it forever; with no durable cursor everything counts as consumed). Like Pulsar, which
+ * deletes whole ledgers and never the one being written, data goes in segments: the trim point only moves to a
+ * multiple of {@code managedLedgerMaxEntriesPerLedger}, so consumed data stays readable (by readers starting at
+ * the earliest position, say) until a whole segment of it was consumed; the last entry is always kept. Runs are
+ * serialized and coalesced: a request while one runs queues at most one more run.
  */
 final class LedgerTrimmer {
     private static final Logger LOG = LoggerFactory.getLogger(LedgerTrimmer.class);
@@ -66,7 +68,8 @@ final class LedgerTrimmer {
                 consumed = Math.min(consumed, c.persistedMarkDeleteEnd());
             }
         }
-        long candidate = Math.min(consumed, end - 1);
+        long segment = Math.max(1, ledger.getConfig().getMaxEntriesPerLedger());
+        long candidate = Math.min(consumed, end - 1) / segment * segment;
         if (candidate <= first) {
             return CompletableFuture.completedFuture(null);
         }
@@ -87,7 +90,13 @@ final class LedgerTrimmer {
             byTime = CompletableFuture.completedFuture(candidate);
         } else {
             long cutoff = clock.millis() - retentionMillis;
-            byTime = EntrySearch.newestMatching(ledger, first, candidate, e -> PublishTimes.of(e) < cutoff)
+            byTime = EntrySearch.newestMatching(ledger, first, candidate, e -> {
+                try {
+                    return PublishTimes.of(e) < cutoff;
+                } finally {
+                    e.release();
+                }
+            })
                     .thenApply(found -> found.isPresent() ? found.getAsLong() + 1 : first);
         }
         long sizeBound = bySize;
