@@ -44,14 +44,24 @@ final class LedgerTrimmer {
         if (queued != null) {
             return queued;
         }
-        CompletableFuture<Void> run = last.handle((v, t) -> null).thenCompose(ignored -> {
-            synchronized (this) {
-                queued = null;
-            }
-            return runOnce();
-        });
+        CompletableFuture<Void> run = new CompletableFuture<>();
+        CompletableFuture<Void> previous = last;
         queued = run;
         last = run;
+        previous.handle((v, t) -> null).thenCompose(ignored -> {
+            synchronized (this) {
+                if (queued == run) {
+                    queued = null;
+                }
+            }
+            return runOnce();
+        }).whenComplete((v, t) -> {
+            if (t != null) {
+                run.completeExceptionally(t);
+            } else {
+                run.complete(null);
+            }
+        });
         return run;
     }
 

@@ -299,6 +299,43 @@ class NereusManagedLedgerTest {
         assertThat(ml.addEntry(bytes("r3")).getEntryId()).isEqualTo(3);
     }
 
+    @Test
+    void trim_movesInWholeSegmentsBehindTheSlowestDurableCursor() throws Exception {
+        ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(2);
+        ManagedLedger ml = broker("b1").open("trimmed", config);
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        List<Position> p = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            p.add(ml.addEntry(bytes("t" + i)));
+        }
+        cursor.markDelete(p.get(2));
+        CompletableFuture<Void> trimmed = new CompletableFuture<>();
+        ml.trimConsumedLedgersInBackground(trimmed);
+        await(trimmed);
+        assertThat(ml.getFirstPosition()).as("3 consumed, segments of 2: offsets 0 and 1 go")
+                .isEqualTo(PositionFactory.create(p.get(0).getLedgerId(), 1));
+        assertThat(ml.getNumberOfEntries()).isEqualTo(3);
+        assertThat(text(readEntry(ml, p.get(2)))).isEqualTo("t2");
+        assertThatThrownBy(() -> readEntry(ml, p.get(0))).hasCauseInstanceOf(ManagedLedgerException.class);
+    }
+
+    @Test
+    void trim_withInfiniteRetention_keepsConsumedEntries() throws Exception {
+        ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(1).setRetentionTime(-1,
+                java.util.concurrent.TimeUnit.MINUTES);
+        ManagedLedger ml = broker("b1").open("retained", config);
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        Position last = null;
+        for (int i = 0; i < 3; i++) {
+            last = ml.addEntry(bytes("k" + i));
+        }
+        cursor.markDelete(last);
+        CompletableFuture<Void> trimmed = new CompletableFuture<>();
+        ml.trimConsumedLedgersInBackground(trimmed);
+        await(trimmed);
+        assertThat(ml.getNumberOfEntries()).isEqualTo(3);
+    }
+
     private static CompletableFuture<ManagedLedger> openAsync(NereusManagedLedgerFactory f, String name) {
         CompletableFuture<ManagedLedger> r = new CompletableFuture<>();
         f.asyncOpen(name, new ManagedLedgerConfig(), new AsyncCallbacks.OpenLedgerCallback() {
