@@ -96,6 +96,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private volatile long committedBytes;
     private volatile long lastAddMillis;
     private CompletableFuture<Void> terminated;
+    private CompletableFuture<Void> closed;
+    private CompletableFuture<Void> deleted;
     private CompletableFuture<?> lastAdd = CompletableFuture.completedFuture(null);
 
     private NereusManagedLedger(NereusManagedLedgerFactory factory, String name, ManagedLedgerConfig config,
@@ -502,14 +504,25 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (existing != null && existing.isDurable()) {
             return CompletableFuture.completedFuture(existing);
         }
-        return openingCursors.computeIfAbsent(cursorName, n -> NereusManagedCursor.openDurable(this, n,
-                initial == null ? InitialPosition.Latest : initial, props == null ? Map.of() : props,
-                cursorProperties == null ? Map.of() : cursorProperties).whenComplete((c, t) -> {
+        CompletableFuture<NereusManagedCursor> mine = new CompletableFuture<>();
+        CompletableFuture<NereusManagedCursor> opening = openingCursors.putIfAbsent(cursorName, mine);
+        if (opening != null) {
+            return opening;
+        }
+        NereusManagedCursor.openDurable(this, cursorName, initial == null ? InitialPosition.Latest : initial,
+                props == null ? Map.of() : props, cursorProperties == null ? Map.of() : cursorProperties)
+                .whenComplete((c, t) -> {
                     if (c != null) {
-                        cursors.put(n, c);
+                        cursors.put(cursorName, c);
                     }
-                    openingCursors.remove(n);
-                }));
+                    openingCursors.remove(cursorName, mine);
+                    if (t != null) {
+                        mine.completeExceptionally(t);
+                    } else {
+                        mine.complete(c);
+                    }
+                });
+        return mine;
     }
 
     @Override
@@ -865,11 +878,18 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
                 v -> callback.closeComplete(ctx), e -> callback.closeFailed(e, ctx));
     }
 
-    /** Closes every cursor (flushing their state), releases waiting readers and leaves the factory. */
-    CompletableFuture<Void> closeAsync() {
-        State s = state;
-        if (s == State.CLOSED || s == State.DELETED) {
-            return CompletableFuture.completedFuture(null);
+    /**
+     * Closes every cursor (flushing their state), releases waiting readers and leaves the factory. Every call
+     * returns the same future, so a broker shutdown that closes the ledger while a topic close is in flight waits
+     * for the flush.
+     */
+    synchronized CompletableFuture<Void> closeAsync() {
+        if (closed != null) {
+            return closed;
+        }
+        if (state == State.DELETED) {
+            closed = CompletableFuture.completedFuture(null);
+            return closed;
         }
         state = State.CLOSED;
         List<CompletableFuture<Void>> closes = new ArrayList<>();
@@ -880,10 +900,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             }));
         }
         waiters.releaseAll();
-        return CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new)).whenComplete((v, t) -> {
+        closed = CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new)).whenComplete((v, t) -> {
             factory.closed(this);
             LOG.info("Closed managed ledger name={} stream={}", name, streamId());
         });
+        return closed;
     }
 
     @Override
@@ -901,10 +922,9 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
      * Deletes the ledger: its stream's catalog entry moves to DELETED (opening the name again creates a new stream
      * with a new virtual ledger id, so old positions never alias new data); cursors stop and readers are released.
      */
-    CompletableFuture<Void> deleteAsync() {
-        State previous = state;
-        if (previous == State.DELETED) {
-            return CompletableFuture.completedFuture(null);
+    synchronized CompletableFuture<Void> deleteAsync() {
+        if (deleted != null) {
+            return deleted;
         }
         state = State.DELETED;
         ManagedLedgerException why = new ManagedLedgerException.ManagedLedgerNotFoundException(
@@ -914,10 +934,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         }
         cursors.clear();
         waiters.releaseAll();
-        return factory.streams().deleteStream(name).thenAccept(entry -> {
+        deleted = factory.streams().deleteStream(name).thenAccept(entry -> {
             factory.closed(this);
             LOG.info("Deleted managed ledger name={} stream={} ledgerId={}", name, streamId(), ledgerId);
         });
+        return deleted;
     }
 
     // ---- properties ----
