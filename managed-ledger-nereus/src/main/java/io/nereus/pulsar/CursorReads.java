@@ -47,11 +47,20 @@ final class CursorReads {
      * fails after entries were collected, those are returned (as Pulsar does).
      */
     CompletableFuture<Batch> readUnacked(long from, long endExclusive, int maxEntries, long maxBytes) {
-        return readLoop(new ArrayList<>(), 0, acks.nextUndeleted(from), endExclusive, maxEntries, maxBytes);
+        return readUnacked(from, endExclusive, maxEntries, maxBytes, null);
+    }
+
+    /**
+     * As {@link #readUnacked(long, long, int, long)}, also dropping (and releasing) entries whose position
+     * {@code skip} matches; dropped entries do not count towards {@code maxEntries}.
+     */
+    CompletableFuture<Batch> readUnacked(long from, long endExclusive, int maxEntries, long maxBytes,
+            Predicate<Position> skip) {
+        return readLoop(new ArrayList<>(), 0, acks.nextUndeleted(from), endExclusive, maxEntries, maxBytes, skip);
     }
 
     private CompletableFuture<Batch> readLoop(List<Entry> got, long bytes, long from, long end, int maxEntries,
-            long maxBytes) {
+            long maxBytes, Predicate<Position> skip) {
         long limit = Math.min(end, host.committedEnd());
         boolean bytesLeft = maxBytes < 0 || got.isEmpty() || bytes < maxBytes;
         if (got.size() >= maxEntries || from >= limit || !bytesLeft) {
@@ -74,14 +83,14 @@ final class CursorReads {
             for (Entry e : entries) {
                 long offset = e.getEntryId();
                 last = Math.max(last, offset);
-                if (offset >= limit || acks.isDeleted(offset)) {
+                if (offset >= limit || acks.isDeleted(offset) || (skip != null && skip.test(e.getPosition()))) {
                     e.release();
                 } else {
                     got.add(e);
                     added += e.getLength();
                 }
             }
-            return readLoop(got, added, acks.nextUndeleted(last + 1), end, maxEntries, maxBytes);
+            return readLoop(got, added, acks.nextUndeleted(last + 1), end, maxEntries, maxBytes, skip);
         }).thenCompose(f -> f);
     }
 

@@ -57,6 +57,8 @@ import org.slf4j.LoggerFactory;
 public final class NereusManagedCursor implements ManagedCursor {
     private static final Logger LOG = LoggerFactory.getLogger(NereusManagedCursor.class);
     private static final long NO_MAX_SIZE_LIMIT = -1;
+    /** Pulsar's compaction subscription, whose mark-delete properties survive a reset. */
+    private static final String COMPACTION_CURSOR = "__compaction";
 
     private final CursorHost host;
     private final String name;
@@ -533,18 +535,7 @@ public final class NereusManagedCursor implements ManagedCursor {
         }
         long end = endExclusive(maxPosition);
         pendingReadOps.incrementAndGet();
-        return reads.readUnacked(from, end, count, maxSizeBytes).thenApply(batch -> {
-            List<Entry> out = batch.entries();
-            if (skip != null) {
-                out = new ArrayList<>(out.size());
-                for (Entry e : batch.entries()) {
-                    if (skip.test(e.getPosition())) {
-                        e.release();
-                    } else {
-                        out.add(e);
-                    }
-                }
-            }
+        return reads.readUnacked(from, end, count, maxSizeBytes, skip).thenApply(batch -> {
             long bytes = 0;
             for (Entry e : batch.entries()) {
                 bytes += e.getLength();
@@ -555,7 +546,7 @@ public final class NereusManagedCursor implements ManagedCursor {
                     readOffset = batch.nextOffset();
                 }
             }
-            return out;
+            return batch.entries();
         }).whenComplete((v, t) -> pendingReadOps.decrementAndGet());
     }
 
@@ -1082,31 +1073,53 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     @Override
     public void asyncResetCursor(Position position, boolean forceReset, AsyncCallbacks.ResetCursorCallback callback) {
-        deliver(resetAsync(position), v -> callback.resetComplete(null), e -> callback.resetFailed(e, null));
+        CompletableFuture<Position> f = resetAsync(position);
+        deliver(f, p -> callback.resetComplete(p), e -> callback.resetFailed(e, null));
     }
 
     /**
      * Moves the read position to {@code position} and the mark-delete just before it, forgetting individual
-     * and batch acks; saved at once (not throttled). Earliest/Latest markers mean the first entry / the end.
+     * and batch acks (a batch ack set carried by {@code position} becomes that entry's set) and the mark-delete
+     * properties (kept for the compaction cursor, as in Pulsar); saved at once, not throttled. Earliest/Latest
+     * markers mean the first entry / the end. Completes with the new read position; a failed save fails with
+     * {@link ManagedLedgerException.InvalidCursorPositionException}.
      */
-    private CompletableFuture<Void> resetAsync(Position position) {
+    private CompletableFuture<Position> resetAsync(Position position) {
         if (position == null) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("reset position is null"));
         }
+        long[] ackSet = AckSetStateUtil.getAckSetArrayOrNull(position);
         CursorState s;
+        long target;
         synchronized (this) {
             if (closed) {
                 return closedFailure();
             }
-            long target = position.equals(PositionFactory.EARLIEST) ? host.firstOffset()
+            target = position.equals(PositionFactory.EARLIEST) ? host.firstOffset()
                     : position.equals(PositionFactory.LATEST) ? host.committedEnd()
                     : Math.max(host.firstOffset(), clampToLedger(position));
             acks.reset(target);
+            if (ackSet != null && batchIndexAcks() && target < host.committedEnd()) {
+                acks.markDeleteBatch(target, BitSet.valueOf(ackSet));
+            }
+            if (!COMPACTION_CURSOR.equals(name)) {
+                properties = Map.of();
+            }
             readOffset = target;
             readEpoch++;
             s = snapshot();
         }
-        return persistNow(s);
+        Position newRead = host.position(target);
+        return persistNow(s).handle((v, t) -> {
+            if (t != null) {
+                ManagedLedgerException e = new ManagedLedgerException.InvalidCursorPositionException(
+                        "unable to persist readPosition for cursor reset " + newRead);
+                e.initCause(PulsarErrors.map(t));
+                throw new java.util.concurrent.CompletionException(e);
+            }
+            updateLastActive();
+            return newRead;
+        });
     }
 
     // ---------------------------------------------------------------- searches

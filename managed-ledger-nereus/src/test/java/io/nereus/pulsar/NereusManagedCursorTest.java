@@ -488,4 +488,82 @@ class NereusManagedCursorTest {
         assertThat(await(cursorStore.listCursors(host.streamId()))).doesNotContain("gone");
         assertThat(c.isClosed()).isTrue();
     }
+
+    @Test
+    void resetCursor_positionWithAckSet_keepsThatEntrysBatchSetAndCompletesWithReadPosition() {
+        host.appendNumbered(5);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        CompletableFuture<Object> done = new CompletableFuture<>();
+        c.asyncResetCursor(AckSetStateUtil.createPositionWithAckSet(L, 3, new long[] {0b1100L}), false,
+                new AsyncCallbacks.ResetCursorCallback() {
+                    @Override
+                    public void resetComplete(Object ctx) {
+                        done.complete(ctx);
+                    }
+
+                    @Override
+                    public void resetFailed(ManagedLedgerException exception, Object ctx) {
+                        done.completeExceptionally(exception);
+                    }
+                });
+        assertThat(await(done)).isEqualTo(pos(3));
+        assertThat(c.getMarkDeletedPosition()).isEqualTo(pos(2));
+        assertThat(c.getBatchPositionAckSet(pos(3))).containsExactly(0b1100L);
+        assertThat(stored("sub").batchAckSets()).containsKey(3L);
+    }
+
+    @Test
+    void copyAcksFrom_durableSource_nonDurableCopySkipsSameEntries() throws Exception {
+        host.appendNumbered(6);
+        NereusManagedCursor source = open("sub", InitialPosition.Earliest);
+        source.markDelete(pos(1));
+        source.delete(List.of(pos(3), pos(4)));
+        NereusManagedCursor copy = NereusManagedCursor.nonDurable(host, "dup", source.getMarkDeletedPosition(),
+                InitialPosition.Latest, false);
+        copy.copyAcksFrom(source);
+        assertThat(copy.getMarkDeletedPosition()).isEqualTo(pos(1));
+        assertThat(payloads(copy.readEntries(10))).containsExactly("2", "5");
+        assertThat(payloads(source.readEntries(10))).containsExactly("2", "5");
+    }
+
+    @Test
+    void asyncReadEntriesWithSkip_skipPredicate_dropsMatchingWithoutCountingThem() {
+        host.appendNumbered(5);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        CompletableFuture<List<Entry>> f = new CompletableFuture<>();
+        c.asyncReadEntriesWithSkip(2, -1, new AsyncCallbacks.ReadEntriesCallback() {
+            @Override
+            public void readEntriesComplete(List<Entry> entries, Object ctx) {
+                f.complete(entries);
+            }
+
+            @Override
+            public void readEntriesFailed(ManagedLedgerException exception, Object ctx) {
+                f.completeExceptionally(exception);
+            }
+        }, null, null, p -> p.getEntryId() % 2 == 1);
+        assertThat(payloads(await(f))).containsExactly("0", "2"); // the skipped entry did not count
+        assertThat(c.getReadPosition()).isEqualTo(pos(3));
+    }
+
+    @Test
+    void markDelete_concurrentFromManyThreads_persistsNewest() throws Exception {
+        host.appendNumbered(200);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        List<CompletableFuture<Void>> acks = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            int offset = i;
+            acks.add(CompletableFuture.runAsync(() -> {
+                try {
+                    c.delete(pos(offset));
+                } catch (Exception e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            }));
+        }
+        await(CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)));
+        assertThat(c.getMarkDeletedPosition()).isEqualTo(pos(199));
+        assertThat(stored("sub").markDeleteEnd()).isEqualTo(200);
+        assertThat(c.getStats().getPersistZookeeperSucceed()).isLessThanOrEqualTo(201);
+    }
 }
