@@ -664,9 +664,15 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     @Override
     public synchronized long getNumberOfEntriesInBacklog(boolean isPrecise) {
-        long from = Math.max(acks.markDeleteEnd(), host.firstOffset());
+        long md = acks.markDeleteEnd();
+        long from = Math.max(md, host.firstOffset());
         long end = host.committedEnd();
-        return from >= end ? 0 : end - from - acks.countIndividuallyDeleted(from, end);
+        if (from >= end) {
+            return 0;
+        }
+        // every individually deleted range lies in [md, end); only a trim above the mark-delete cuts some off
+        long deleted = acks.individuallyDeletedCount() - (from > md ? acks.countIndividuallyDeleted(md, from) : 0);
+        return Math.max(0, end - from - deleted);
     }
 
     @Override
@@ -1004,9 +1010,8 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     @Override
     public synchronized long getNumberOfEntriesSinceFirstNotAckedMessage() {
-        long from = Math.max(acks.markDeleteEnd(), host.firstOffset());
-        long to = Math.min(effectiveReadOffset() + 1, host.committedEnd());
-        return Math.max(0, to - from);
+        // Pulsar counts the range (mark-delete, read position], read position included even at the end
+        return Math.max(0, effectiveReadOffset() - (acks.markDeleteEnd() - 1));
     }
 
     @Override
@@ -1232,8 +1237,7 @@ public final class NereusManagedCursor implements ManagedCursor {
             cs.waitingReadOp = waiting != null;
             cs.individuallyDeletedMessages = acks.rangesString(host.ledgerId());
             cs.totalNonContiguousDeletedMessagesRange = acks.rangeCount();
-            cs.messagesConsumedCounter = acks.markDeleteEnd()
-                    + acks.countIndividuallyDeleted(acks.markDeleteEnd(), Long.MAX_VALUE);
+            cs.messagesConsumedCounter = acks.markDeleteEnd() + acks.individuallyDeletedCount();
             cs.state = closed ? "Closed" : "Open";
             cs.properties = properties;
         }
