@@ -8,6 +8,8 @@ import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.Entry;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
 import org.apache.bookkeeper.mledger.Position;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The reads that move a cursor: immediate reads from the read position, and the one waiting read
@@ -17,6 +19,8 @@ import org.apache.bookkeeper.mledger.Position;
  * fails it. Thread-safe (one monitor for the parked read).
  */
 final class CursorReadScheduler {
+    private static final Logger LOG = LoggerFactory.getLogger(CursorReadScheduler.class);
+
     private final CursorHost host;
     private final String cursorName;
     private final CursorAckState state;
@@ -48,15 +52,28 @@ final class CursorReadScheduler {
         CursorAckState.ReadStart start = state.readStart();
         long end = state.endExclusive(maxPosition);
         pendingReads.incrementAndGet();
-        return reads.readUnacked(start.from(), end, count, maxSizeBytes, skip).thenApply(batch -> {
-            long bytes = 0;
-            for (Entry e : batch.entries()) {
-                bytes += e.getLength();
+        return reads.readUnacked(start.from(), end, count, maxSizeBytes, skip).handle((batch, error) -> {
+            if (error == null) {
+                long bytes = 0;
+                for (Entry e : batch.entries()) {
+                    bytes += e.getLength();
+                }
+                addReadStats(batch.entries().size(), bytes);
+                state.readCompleted(start, batch.nextOffset());
+                return CompletableFuture.completedFuture(batch.entries());
             }
-            addReadStats(batch.entries().size(), bytes);
-            state.readCompleted(start, batch.nextOffset());
-            return batch.entries();
-        }).whenComplete((v, t) -> pendingReads.decrementAndGet());
+            ManagedLedgerException mapped = PulsarErrors.map(error);
+            long skipTo = Math.min(start.from() + count, host.committedEnd());
+            if (mapped instanceof ManagedLedgerException.NonRecoverableLedgerException
+                    && host.config().isAutoSkipNonRecoverableData() && skipTo > start.from()) {
+                // Pulsar's autoSkipNonRecoverableData: step over the unreadable entries and go on reading
+                LOG.warn("cursor {} of {} skips unreadable entries [{}, {}): {}", cursorName, host.name(),
+                        start.from(), skipTo, mapped.getMessage());
+                state.readCompleted(start, skipTo);
+                return read(count, maxSizeBytes, maxPosition, skip);
+            }
+            return CompletableFuture.<List<Entry>>failedFuture(mapped);
+        }).thenCompose(f -> f).whenComplete((v, t) -> pendingReads.decrementAndGet());
     }
 
     /**

@@ -52,6 +52,8 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     private long totalBytes;
     private boolean terminated;
     private boolean closed;
+    /** Offsets whose reads fail as lost data (a fault the test injects). */
+    private final java.util.Set<Long> unreadable = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     CursorTestHost(NereusStream stream, CursorStore cursorStore) {
         this.stream = stream;
@@ -101,6 +103,11 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
             terminated = true;
         }
         wakeAll();
+    }
+
+    /** Makes reads that include {@code offset} fail with NonRecoverableLedgerException, as lost data would. */
+    void makeUnreadable(long offset) {
+        unreadable.add(offset);
     }
 
     synchronized void trimTo(long offset) {
@@ -180,6 +187,13 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
         int count = (int) Math.min(maxEntries, Math.max(0, committedEnd() - from));
         if (count <= 0) {
             return CompletableFuture.completedFuture(List.of());
+        }
+        for (long o = from; o < from + count; o++) {
+            if (unreadable.contains(o)) {
+                return CompletableFuture.failedFuture(
+                        new org.apache.bookkeeper.mledger.ManagedLedgerException.NonRecoverableLedgerException(
+                                "entry " + o + " is lost"));
+            }
         }
         return stream.read(ReadView.COMMITTED, from, count, maxBytes, BoundaryMode.EXACT_START)
                 .handle((r, t) -> {

@@ -566,4 +566,19 @@ class NereusManagedCursorTest {
         assertThat(stored("sub").markDeleteEnd()).isEqualTo(200);
         assertThat(c.getStats().getPersistZookeeperSucceed()).isLessThanOrEqualTo(201);
     }
+
+    @Test
+    void readEntries_unreadableEntry_failsOrIsSkippedWhenAutoSkipOn() throws Exception {
+        host.appendNumbered(6);
+        host.makeUnreadable(2);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        assertThat(payloads(c.readEntries(2))).containsExactly("0", "1");
+        assertThatThrownBy(() -> c.readEntries(2))
+                .isInstanceOf(ManagedLedgerException.NonRecoverableLedgerException.class);
+        assertThat(c.getReadPosition()).isEqualTo(pos(2));
+
+        host.config.setAutoSkipNonRecoverableData(true);
+        assertThat(payloads(c.readEntries(2))).containsExactly("4", "5");
+        assertThat(c.getReadPosition()).isEqualTo(pos(6));
+    }
 }
