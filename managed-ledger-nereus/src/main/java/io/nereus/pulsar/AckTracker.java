@@ -162,6 +162,12 @@ final class AckTracker {
         return r != null && o < r.getValue() ? r.getValue() : o;
     }
 
+    /** The start of the first individually deleted range at or after {@code offset}; MAX_VALUE when none. */
+    long nextDeletedStart(long offset) {
+        Long start = ranges.ceilingKey(offset);
+        return start == null ? Long.MAX_VALUE : start;
+    }
+
     /** How many offsets of {@code [from, to)} are individually deleted (above the mark-delete end). */
     long countIndividuallyDeleted(long from, long to) {
         if (to <= from) {

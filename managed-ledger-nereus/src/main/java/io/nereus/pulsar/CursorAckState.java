@@ -276,6 +276,11 @@ final class CursorAckState implements CursorReads.Acks {
         return acks.nextUndeleted(offset);
     }
 
+    @Override
+    public synchronized long nextDeletedStart(long offset) {
+        return acks.nextDeletedStart(offset);
+    }
+
     synchronized boolean isDeleted(Position p) {
         if (p.getLedgerId() != host.ledgerId()) {
             return p.getLedgerId() < host.ledgerId();

@@ -25,6 +25,9 @@ final class CursorReads {
         boolean isDeleted(long offset);
 
         long nextUndeleted(long offset);
+
+        /** The first offset at or after {@code offset} starting an individually deleted range; MAX_VALUE if none. */
+        long nextDeletedStart(long offset);
     }
 
     /** Entries read and the offset a cursor continues from. */
@@ -66,7 +69,9 @@ final class CursorReads {
         if (got.size() >= maxEntries || from >= limit || !bytesLeft) {
             return CompletableFuture.completedFuture(new Batch(got, from));
         }
-        int count = (int) Math.min(maxEntries - got.size(), limit - from);
+        // stop each read before the next deleted range, so acknowledged entries are not fetched at all
+        long runEnd = Math.min(limit, acks.nextDeletedStart(from));
+        int count = (int) Math.min(maxEntries - got.size(), Math.max(1, runEnd - from));
         long byteBudget = maxBytes < 0 ? Long.MAX_VALUE : Math.max(0, maxBytes - bytes);
         return host.read(from, count, byteBudget).handle((entries, error) -> {
             if (error != null) {

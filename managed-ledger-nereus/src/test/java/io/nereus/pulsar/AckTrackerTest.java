@@ -104,6 +104,8 @@ class AckTrackerTest {
         assertThat(t.nextUndeleted(0)).isEqualTo(2);
         assertThat(t.nextUndeleted(4)).isEqualTo(6);
         assertThat(t.nextUndeleted(6)).isEqualTo(6);
+        assertThat(t.nextDeletedStart(6)).isEqualTo(8);
+        assertThat(t.nextDeletedStart(9)).isEqualTo(Long.MAX_VALUE);
         assertThat(t.countIndividuallyDeleted(2, 10)).isEqualTo(3);
         assertThat(t.countIndividuallyDeleted(5, 8)).isEqualTo(1);
         assertThat(t.countIndividuallyDeleted(8, 8)).isZero();

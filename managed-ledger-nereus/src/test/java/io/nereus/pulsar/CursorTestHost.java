@@ -40,6 +40,8 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     final ManagedLedgerConfig config = new ManagedLedgerConfig();
     final List<NereusManagedCursor> markDeleteMoves = new CopyOnWriteArrayList<>();
     final List<NereusManagedCursor> closedCursors = new CopyOnWriteArrayList<>();
+    /** Entries handed out by {@link #read}, to check that cursors do not fetch what they acknowledged. */
+    final java.util.concurrent.atomic.AtomicLong entriesServed = new java.util.concurrent.atomic.AtomicLong();
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "cursor-test-ledger");
         t.setDaemon(true);
@@ -204,6 +206,7 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
                     for (StoredEntry e : r.entries()) {
                         out.add(EntryImpl.create(LEDGER_ID, e.range().start(), e.payload()));
                     }
+                    entriesServed.addAndGet(out.size());
                     return out;
                 });
     }

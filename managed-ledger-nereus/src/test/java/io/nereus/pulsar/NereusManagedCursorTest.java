@@ -581,4 +581,14 @@ class NereusManagedCursorTest {
         assertThat(payloads(c.readEntries(2))).containsExactly("4", "5");
         assertThat(c.getReadPosition()).isEqualTo(pos(6));
     }
+
+    @Test
+    void readEntries_overDeletedRange_doesNotFetchAcknowledgedEntries() throws Exception {
+        host.appendNumbered(10);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        c.delete(List.of(pos(2), pos(3), pos(4), pos(5), pos(6), pos(7)));
+        long before = host.entriesServed.get();
+        assertThat(payloads(c.readEntries(10))).containsExactly("0", "1", "8", "9");
+        assertThat(host.entriesServed.get() - before).isEqualTo(4);
+    }
 }
