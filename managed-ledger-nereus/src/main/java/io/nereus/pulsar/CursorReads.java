@@ -222,7 +222,7 @@ final class CursorReads {
             List<Entry> out = new ArrayList<>(reads.size());
             for (CompletableFuture<Entry> r : reads) {
                 if (!r.isCompletedExceptionally()) {
-                    out.add(r.join());
+                    out.add(r.getNow(null)); // all reads are complete here
                 }
             }
             if (error != null) {
