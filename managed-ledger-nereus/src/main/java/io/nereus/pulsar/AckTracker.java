@@ -26,6 +26,8 @@ final class AckTracker {
     private final TreeMap<Long, Long> ranges = new TreeMap<>();
     /** offset -> bits of batch indexes not yet acknowledged, offsets {@code >= markDeleteEnd}. */
     private final TreeMap<Long, BitSet> batches = new TreeMap<>();
+    /** Sum of the lengths of {@link #ranges}, so backlog counts do not walk them. */
+    private long deletedInRanges;
 
     AckTracker(long markDeleteEnd) {
         if (markDeleteEnd < 0) {
@@ -64,6 +66,7 @@ final class AckTracker {
         markDeleteEnd = other.markDeleteEnd;
         ranges.clear();
         ranges.putAll(other.ranges);
+        deletedInRanges = other.deletedInRanges;
         batches.clear();
         other.batches.forEach((o, b) -> batches.put(o, (BitSet) b.clone()));
     }
@@ -159,6 +162,12 @@ final class AckTracker {
         return r != null && o < r.getValue() ? r.getValue() : o;
     }
 
+    /** The start of the first individually deleted range at or after {@code offset}; MAX_VALUE when none. */
+    long nextDeletedStart(long offset) {
+        Long start = ranges.ceilingKey(offset);
+        return start == null ? Long.MAX_VALUE : start;
+    }
+
     /** How many offsets of {@code [from, to)} are individually deleted (above the mark-delete end). */
     long countIndividuallyDeleted(long from, long to) {
         if (to <= from) {
@@ -201,6 +210,7 @@ final class AckTracker {
         }
         markDeleteEnd = newEnd;
         ranges.clear();
+        deletedInRanges = 0;
         batches.clear();
     }
 
@@ -209,6 +219,11 @@ final class AckTracker {
         List<OffsetRange> out = new ArrayList<>(ranges.size());
         ranges.forEach((s, e) -> out.add(OffsetRange.of(s, e)));
         return out;
+    }
+
+    /** How many offsets the individually deleted ranges hold in all. */
+    long individuallyDeletedCount() {
+        return deletedInRanges;
     }
 
     int rangeCount() {
@@ -252,6 +267,7 @@ final class AckTracker {
             s = before.getKey();
             e = Math.max(e, before.getValue());
             ranges.remove(before.getKey());
+            deletedInRanges -= before.getValue() - before.getKey();
         }
         while (true) {
             Map.Entry<Long, Long> after = ranges.ceilingEntry(s);
@@ -260,14 +276,17 @@ final class AckTracker {
             }
             e = Math.max(e, after.getValue());
             ranges.remove(after.getKey());
+            deletedInRanges -= after.getValue() - after.getKey();
         }
         ranges.put(s, e);
+        deletedInRanges += e - s;
     }
 
     /** Drops what the mark-delete covers and pulls the mark-delete over ranges touching it. */
     private void absorb() {
         while (!ranges.isEmpty() && ranges.firstKey() <= markDeleteEnd) {
             Map.Entry<Long, Long> r = ranges.pollFirstEntry();
+            deletedInRanges -= r.getValue() - r.getKey();
             markDeleteEnd = Math.max(markDeleteEnd, r.getValue());
         }
         batches.headMap(markDeleteEnd, false).clear();

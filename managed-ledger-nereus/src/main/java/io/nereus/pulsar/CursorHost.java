@@ -18,6 +18,11 @@ import org.apache.bookkeeper.mledger.PositionFactory;
  * entry id = stream offset. Readable offsets are {@code [firstOffset(), committedEnd())}; the last confirmed
  * position is {@code (ledgerId(), committedEnd() - 1)}, and an empty ledger's is {@code (ledgerId(), -1)}.
  * Offsets are dense: every offset in the readable range is one entry.
+ *
+ * <p>Cursors call the getters ({@code firstOffset}, {@code committedEnd}, {@code isTerminated}, {@code config},
+ * {@code averageEntryBytes}) while holding their own monitor, so these must not block or take a lock the ledger
+ * may hold while calling into a cursor (volatile reads are right). Cursors call {@code markDeleteMoved} and
+ * {@code cursorClosed} without holding their monitor.
  */
 interface CursorHost extends EntryReader {
     /** The managed ledger's name (Pulsar's persistence name of the topic). */

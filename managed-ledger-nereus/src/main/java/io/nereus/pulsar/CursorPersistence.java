@@ -19,7 +19,7 @@ import org.apache.bookkeeper.mledger.ManagedLedgerException;
  *   <li>At most one save is in flight; requests made meanwhile collapse into one next save of the newest
  *       state, and all their futures complete when it is durable.</li>
  *   <li>{@link #saveThrottled} honours the rate (saves per second, 0 = unlimited): over the rate it completes
- *       at once, remembers the state as dirty and schedules a flush one interval later.</li>
+ *       at once, remembers the state as dirty and schedules a flush one interval later (at most 60 s).</li>
  *   <li>{@link #flush()} (used by close) saves the dirty state, including one whose save failed.</li>
  *   <li>A {@code Fenced} outcome makes this and every later request fail with
  *       {@link ManagedLedgerException.ManagedLedgerFencedException}; {@link #stop} makes later requests fail
@@ -40,6 +40,9 @@ final class CursorPersistence {
                     .execute(task);
         }
     }
+
+    /** A throttled state is flushed within this delay even at very low rates (Pulsar's default flush period). */
+    static final long MAX_FLUSH_DELAY_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final Function<CursorState, CompletableFuture<WriteOutcome>> saver;
     private final Consumer<CursorState> onPersisted;
@@ -132,7 +135,7 @@ final class CursorPersistence {
                 dirty = state;
                 schedule = !flushScheduled;
                 flushScheduled = true;
-                delayNanos = interval - (now - lastSaveStartNanos);
+                delayNanos = Math.min(MAX_FLUSH_DELAY_NANOS, interval - (now - lastSaveStartNanos));
             } else {
                 schedule = false;
                 delayNanos = 0;

@@ -25,6 +25,9 @@ final class CursorReads {
         boolean isDeleted(long offset);
 
         long nextUndeleted(long offset);
+
+        /** The first offset at or after {@code offset} starting an individually deleted range; MAX_VALUE if none. */
+        long nextDeletedStart(long offset);
     }
 
     /** Entries read and the offset a cursor continues from. */
@@ -47,17 +50,28 @@ final class CursorReads {
      * fails after entries were collected, those are returned (as Pulsar does).
      */
     CompletableFuture<Batch> readUnacked(long from, long endExclusive, int maxEntries, long maxBytes) {
-        return readLoop(new ArrayList<>(), 0, acks.nextUndeleted(from), endExclusive, maxEntries, maxBytes);
+        return readUnacked(from, endExclusive, maxEntries, maxBytes, null);
+    }
+
+    /**
+     * As {@link #readUnacked(long, long, int, long)}, also dropping (and releasing) entries whose position
+     * {@code skip} matches; dropped entries do not count towards {@code maxEntries}.
+     */
+    CompletableFuture<Batch> readUnacked(long from, long endExclusive, int maxEntries, long maxBytes,
+            Predicate<Position> skip) {
+        return readLoop(new ArrayList<>(), 0, acks.nextUndeleted(from), endExclusive, maxEntries, maxBytes, skip);
     }
 
     private CompletableFuture<Batch> readLoop(List<Entry> got, long bytes, long from, long end, int maxEntries,
-            long maxBytes) {
+            long maxBytes, Predicate<Position> skip) {
         long limit = Math.min(end, host.committedEnd());
         boolean bytesLeft = maxBytes < 0 || got.isEmpty() || bytes < maxBytes;
         if (got.size() >= maxEntries || from >= limit || !bytesLeft) {
             return CompletableFuture.completedFuture(new Batch(got, from));
         }
-        int count = (int) Math.min(maxEntries - got.size(), limit - from);
+        // stop each read before the next deleted range, so acknowledged entries are not fetched at all
+        long runEnd = Math.min(limit, acks.nextDeletedStart(from));
+        int count = (int) Math.min(maxEntries - got.size(), Math.max(1, runEnd - from));
         long byteBudget = maxBytes < 0 ? Long.MAX_VALUE : Math.max(0, maxBytes - bytes);
         return host.read(from, count, byteBudget).handle((entries, error) -> {
             if (error != null) {
@@ -74,14 +88,14 @@ final class CursorReads {
             for (Entry e : entries) {
                 long offset = e.getEntryId();
                 last = Math.max(last, offset);
-                if (offset >= limit || acks.isDeleted(offset)) {
+                if (offset >= limit || acks.isDeleted(offset) || (skip != null && skip.test(e.getPosition()))) {
                     e.release();
                 } else {
                     got.add(e);
                     added += e.getLength();
                 }
             }
-            return readLoop(got, added, acks.nextUndeleted(last + 1), end, maxEntries, maxBytes);
+            return readLoop(got, added, acks.nextUndeleted(last + 1), end, maxEntries, maxBytes, skip);
         }).thenCompose(f -> f);
     }
 
@@ -203,7 +217,7 @@ final class CursorReads {
             List<Entry> out = new ArrayList<>(reads.size());
             for (CompletableFuture<Entry> r : reads) {
                 if (!r.isCompletedExceptionally()) {
-                    out.add(r.join());
+                    out.add(r.getNow(null)); // all reads are complete here
                 }
             }
             if (error != null) {

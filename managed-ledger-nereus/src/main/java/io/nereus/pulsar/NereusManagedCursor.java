@@ -7,7 +7,6 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.WriteOutcome;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,11 +14,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.AsyncCallbacks;
@@ -31,7 +29,6 @@ import org.apache.bookkeeper.mledger.ManagedLedgerException;
 import org.apache.bookkeeper.mledger.Position;
 import org.apache.bookkeeper.mledger.PositionFactory;
 import org.apache.bookkeeper.mledger.ScanOutcome;
-import org.apache.bookkeeper.mledger.impl.AckSetStateUtil;
 import org.apache.pulsar.common.api.proto.CommandSubscribe;
 import org.apache.pulsar.common.policies.data.ManagedLedgerInternalStats;
 import org.slf4j.Logger;
@@ -40,15 +37,17 @@ import org.slf4j.LoggerFactory;
 /**
  * A Pulsar {@link ManagedCursor} over a Nereus stream: a subscription's acknowledgements and read position.
  *
- * <p>This class is the facade; the work is done by small collaborators: {@link AckTracker} (mark-delete end,
- * individually deleted ranges, batch-index ack sets), {@link CursorPersistence} (coalesced, rate-limited saves
- * of durable cursors to FoundationDB, conditional on the writer epoch) and {@link CursorReads} (reads that skip
- * acknowledged entries, the newest-matching search, scans, replays). The one waiting read is parked on
- * {@link CursorHost#whenCommittedBeyond}, never polled.
+ * <p>This class is the facade (Pulsar's callback, ctx and sync variants over one future-returning core per
+ * operation); the work is done by small collaborators: {@link CursorAckState} (read position, properties and
+ * the acknowledgement rules, over {@link AckTracker}), {@link CursorPersistence} (coalesced, rate-limited saves
+ * of durable cursors to FoundationDB, conditional on the writer epoch), {@link CursorReadScheduler} (reads
+ * that move the cursor and the one waiting read, parked on {@link CursorHost#whenCommittedBeyond}, never
+ * polled) and {@link CursorReads} (reads that skip acknowledged entries, the newest-matching search, scans,
+ * replays).
  *
  * <p>Positions are {@code (host.ledgerId(), offset)}; the mark-delete position is {@code markDeleteEnd() - 1}.
- * In-memory state is guarded by this object's monitor and never held across I/O. Every callback to Pulsar
- * runs on {@link CursorHost#executor()}; the synchronous variants block only their caller (tests, tools).
+ * No monitor is held across I/O. Every callback to Pulsar runs on {@link CursorHost#executor()}; the
+ * synchronous variants block only their caller (tests, tools).
  *
  * <p>Lifecycle: open → closed, by {@link #closeAsync()} (flushes the newest state), {@link #deleteState()} or
  * {@link #ledgerClosed} (stops persisting). A closed cursor fails operations with
@@ -57,68 +56,44 @@ import org.slf4j.LoggerFactory;
 public final class NereusManagedCursor implements ManagedCursor {
     private static final Logger LOG = LoggerFactory.getLogger(NereusManagedCursor.class);
     private static final long NO_MAX_SIZE_LIMIT = -1;
+    /** Pulsar's compaction subscription, whose mark-delete properties survive a reset. */
+    private static final String COMPACTION_CURSOR = "__compaction";
 
     private final CursorHost host;
     private final String name;
     private final boolean durable;
-    private final boolean readCompacted;
     private final Clock clock;
     private final CursorStatsBean stats;
-    private final CursorPersistence persistence;
+    private final CursorAckState state;
     private final CursorReads reads;
-    private final AckTracker acks;
+    private final CursorReadScheduler scheduler;
+    private final CursorPersistence persistence;
 
-    private long readOffset;
-    /** Bumped by every explicit move of the read position, so a read that raced it does not move it back. */
-    private long readEpoch;
-    private Map<String, Long> properties;
-    private Map<String, String> cursorProperties;
-    private WaitingRead waiting;
-    private boolean closed;
     private CompletableFuture<Void> closeFuture;
     private volatile boolean active;
     private volatile boolean alwaysInactive;
     private volatile long lastActive;
     private volatile double nonDurableThrottle;
     private Position statsLastReadPosition;
-    private final AtomicInteger pendingReadOps = new AtomicInteger();
-    private final LongAdder entriesRead = new LongAdder();
-    private final LongAdder entriesReadBytes = new LongAdder();
+    private long lastNotifiedEnd = -1;
 
     private NereusManagedCursor(CursorHost host, String name, boolean durable, boolean readCompacted,
-            CursorState state, long readOffset) {
+            CursorState stored, long readOffset) {
         this.host = host;
         this.name = name;
         this.durable = durable;
-        this.readCompacted = readCompacted;
         this.clock = Clock.systemUTC();
         this.stats = new CursorStatsBean(name, host.name());
-        this.acks = AckTracker.of(state);
-        this.readOffset = readOffset;
-        this.properties = state.properties();
-        this.cursorProperties = state.cursorProperties();
+        this.state = new CursorAckState(host, name, readCompacted, stored, readOffset);
+        this.reads = new CursorReads(host, state, clock);
+        this.scheduler = new CursorReadScheduler(host, name, state, reads);
         this.lastActive = clock.millis();
-        this.reads = new CursorReads(host, new CursorReads.Acks() {
-            @Override
-            public boolean isDeleted(long offset) {
-                synchronized (NereusManagedCursor.this) {
-                    return acks.isDeleted(offset);
-                }
-            }
-
-            @Override
-            public long nextUndeleted(long offset) {
-                synchronized (NereusManagedCursor.this) {
-                    return acks.nextUndeleted(offset);
-                }
-            }
-        }, clock);
         double rate = host.config().getThrottleMarkDelete();
         this.nonDurableThrottle = rate;
         this.persistence = durable
                 ? new CursorPersistence(
                         s -> host.cursorStore().saveCursor(host.streamId(), name, host.writerEpoch(), s),
-                        state, rate, this::persisted, stats, CursorPersistence.Scheduler.on(host.executor()),
+                        stored, rate, this::persisted, stats, CursorPersistence.Scheduler.on(host.executor()),
                         System::nanoTime)
                 : null;
     }
@@ -151,7 +126,7 @@ public final class NereusManagedCursor implements ManagedCursor {
             return c.persistence.save(s).thenApply(v -> c);
         }).handleAsync((c, t) -> {
             if (t != null) {
-                throw new java.util.concurrent.CompletionException(PulsarErrors.map(t));
+                throw new CompletionException(PulsarErrors.map(t));
             }
             return c;
         }, host.executor());
@@ -183,8 +158,8 @@ public final class NereusManagedCursor implements ManagedCursor {
     }
 
     /** The first offset not acknowledged by the mark-delete, in memory. */
-    public synchronized long markDeleteEnd() {
-        return acks.markDeleteEnd();
+    public long markDeleteEnd() {
+        return state.markDeleteEnd();
     }
 
     /** The mark-delete end last saved durably (what the ledger may trim below); in memory for non-durable. */
@@ -194,18 +169,17 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     /** Closes the cursor: fails the parked read, flushes the newest state (durable), tells the host. */
     public CompletableFuture<Void> closeAsync() {
-        WaitingRead w;
+        CompletableFuture<Void> result;
         synchronized (this) {
             if (closeFuture != null) {
                 return closeFuture;
             }
-            closed = true;
-            w = takeWaiting();
+            state.close();
             closeFuture = new CompletableFuture<>();
+            result = closeFuture;
         }
-        failWaiting(w, new ManagedLedgerException.CursorAlreadyClosedException("Cursor was already closed"));
+        scheduler.failWaiting(new ManagedLedgerException.CursorAlreadyClosedException("Cursor was already closed"));
         CompletableFuture<Void> flushed = durable ? persistence.flush() : CompletableFuture.completedFuture(null);
-        CompletableFuture<Void> result = closeFuture;
         flushed.whenComplete((v, t) -> {
             active = false;
             host.cursorClosed(this);
@@ -224,15 +198,8 @@ public final class NereusManagedCursor implements ManagedCursor {
      * flight, then removes its durable state (conditional on the writer epoch).
      */
     public CompletableFuture<Void> deleteState() {
-        WaitingRead w;
-        synchronized (this) {
-            closed = true;
-            w = takeWaiting();
-            if (closeFuture == null) {
-                closeFuture = CompletableFuture.completedFuture(null);
-            }
-        }
-        failWaiting(w, new ManagedLedgerException.CursorAlreadyClosedException("Cursor was deleted"));
+        closeQuietly();
+        scheduler.failWaiting(new ManagedLedgerException.CursorAlreadyClosedException("Cursor was deleted"));
         host.cursorClosed(this);
         if (!durable) {
             return CompletableFuture.completedFuture(null);
@@ -242,38 +209,42 @@ public final class NereusManagedCursor implements ManagedCursor {
                 .thenCompose(v -> host.cursorStore().deleteCursor(host.streamId(), name, host.writerEpoch()))
                 .thenAccept(outcome -> {
                     if (outcome instanceof WriteOutcome.Fenced f) {
-                        throw new java.util.concurrent.CompletionException(
-                                new ManagedLedgerException.ManagedLedgerFencedException("cursor " + name
-                                        + " not deleted: writer epoch is " + f.headEpoch() + ", this broker has "
-                                        + f.requestEpoch()));
+                        throw new CompletionException(new ManagedLedgerException.ManagedLedgerFencedException(
+                                "cursor " + name + " not deleted: writer epoch is " + f.headEpoch()
+                                        + ", this broker has " + f.requestEpoch()));
                     }
                 });
     }
 
     /** The ledger was closed, deleted or fenced: fail the parked read with {@code why}, stop persisting. */
     public void ledgerClosed(ManagedLedgerException why) {
-        WaitingRead w;
-        synchronized (this) {
-            closed = true;
-            w = takeWaiting();
-            if (closeFuture == null) {
-                closeFuture = CompletableFuture.completedFuture(null);
-            }
-        }
-        failWaiting(w, why);
+        closeQuietly();
+        scheduler.failWaiting(why);
         if (durable) {
             persistence.stop(why);
         }
     }
 
-    /** Makes this (non-durable) cursor acknowledge exactly what {@code source} acknowledges. */
-    synchronized void copyAcksFrom(NereusManagedCursor source) {
-        AckTracker copy;
-        synchronized (source) {
-            copy = AckTracker.of(source.acks.toState(Map.of(), Map.of()));
+    private synchronized void closeQuietly() {
+        state.close();
+        if (closeFuture == null) {
+            closeFuture = CompletableFuture.completedFuture(null);
         }
-        acks.copyFrom(copy);
-        readOffset = Math.max(readOffset, acks.markDeleteEnd());
+    }
+
+    /** Makes this cursor acknowledge exactly what {@code source} acknowledges (a duplicated cursor). */
+    void copyAcksFrom(NereusManagedCursor source) {
+        state.copyAcksFrom(source.state);
+    }
+
+    /** True while a read is parked waiting for entries. */
+    public boolean hasPendingReadRequest() {
+        return scheduler.hasWaiting();
+    }
+
+    /** Entries this cursor has read (for stats and tests). */
+    public long entriesRead() {
+        return scheduler.entriesRead();
     }
 
     // ---------------------------------------------------------------- identity, lifecycle, activity
@@ -289,8 +260,8 @@ public final class NereusManagedCursor implements ManagedCursor {
     }
 
     @Override
-    public synchronized boolean isClosed() {
-        return closed;
+    public boolean isClosed() {
+        return state.isClosed();
     }
 
     @Override
@@ -344,44 +315,31 @@ public final class NereusManagedCursor implements ManagedCursor {
     // ---------------------------------------------------------------- properties
 
     @Override
-    public synchronized Map<String, Long> getProperties() {
-        return properties;
+    public Map<String, Long> getProperties() {
+        return state.properties();
     }
 
     @Override
-    public synchronized Map<String, String> getCursorProperties() {
-        return cursorProperties;
+    public Map<String, String> getCursorProperties() {
+        return state.cursorProperties();
     }
 
+    /** Sets a mark-delete property; saved with the next (throttled) save. */
     @Override
     public boolean putProperty(String key, Long value) {
         if (key == null || value == null) {
             return false;
         }
-        CursorState s;
-        synchronized (this) {
-            Map<String, Long> m = new HashMap<>(properties);
-            m.put(key, value);
-            properties = Map.copyOf(m);
-            s = snapshot();
-        }
-        persistLater(s);
+        persist(state.updateProperties(m -> m.put(key, value)), true);
         return true;
     }
 
     @Override
     public boolean removeProperty(String key) {
-        CursorState s;
-        synchronized (this) {
-            if (key == null || !properties.containsKey(key)) {
-                return false;
-            }
-            Map<String, Long> m = new HashMap<>(properties);
-            m.remove(key);
-            properties = Map.copyOf(m);
-            s = snapshot();
+        if (key == null || !state.properties().containsKey(key)) {
+            return false;
         }
-        persistLater(s);
+        persist(state.updateProperties(m -> m.remove(key)), true);
         return true;
     }
 
@@ -391,7 +349,7 @@ public final class NereusManagedCursor implements ManagedCursor {
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                     "cursor property key and value must not be null: " + key + "=" + value));
         }
-        return updateCursorProperties(m -> m.put(key, value));
+        return persist(state.updateCursorProperties(m -> m.put(key, value)), false);
     }
 
     @Override
@@ -400,29 +358,15 @@ public final class NereusManagedCursor implements ManagedCursor {
             return CompletableFuture.failedFuture(new IllegalArgumentException("cursor properties must not be null"));
         }
         Map<String, String> copy = new HashMap<>(newProperties);
-        return updateCursorProperties(m -> {
+        return persist(state.updateCursorProperties(m -> {
             m.clear();
             m.putAll(copy);
-        });
+        }), false);
     }
 
     @Override
     public CompletableFuture<Void> removeCursorProperty(String key) {
-        return updateCursorProperties(m -> m.remove(key));
-    }
-
-    private CompletableFuture<Void> updateCursorProperties(Consumer<Map<String, String>> change) {
-        CursorState s;
-        synchronized (this) {
-            if (closed) {
-                return closedFailure();
-            }
-            Map<String, String> m = new HashMap<>(cursorProperties);
-            change.accept(m);
-            cursorProperties = Map.copyOf(m);
-            s = snapshot();
-        }
-        return persistNow(s);
+        return persist(state.updateCursorProperties(m -> m.remove(key)), false);
     }
 
     // ---------------------------------------------------------------- reads
@@ -456,12 +400,12 @@ public final class NereusManagedCursor implements ManagedCursor {
         return readEntriesOrWait(maxEntries, NO_MAX_SIZE_LIMIT);
     }
 
+    /** Blocks the caller until entries arrive (no timeout: waiting is the point). */
     @Override
     public List<Entry> readEntriesOrWait(int maxEntries, long maxSizeBytes)
             throws InterruptedException, ManagedLedgerException {
-        CompletableFuture<List<Entry>> f = readOrWait(maxEntries, maxSizeBytes, null, null);
         try {
-            return f.get();
+            return readOrWait(maxEntries, maxSizeBytes, null, null).get();
         } catch (ExecutionException e) {
             throw PulsarErrors.map(e.getCause());
         }
@@ -492,190 +436,37 @@ public final class NereusManagedCursor implements ManagedCursor {
         deliverRead(readOrWait(maxEntries, maxSizeBytes, maxPosition, skipCondition), callback, ctx);
     }
 
-    @Override
-    public boolean cancelPendingReadRequest() {
-        WaitingRead w;
-        synchronized (this) {
-            w = takeWaiting();
-        }
-        if (w == null) {
-            return false;
-        }
-        w.trigger.cancel(false);
-        return true;
-    }
-
-    /** True while a read is parked waiting for entries. */
-    public synchronized boolean hasPendingReadRequest() {
-        return waiting != null;
-    }
-
-    /**
-     * Reads from the read position, skipping acknowledged entries (and those {@code skip} matches), and moves
-     * the read position past what it read unless the position was moved meanwhile.
-     */
     private CompletableFuture<List<Entry>> read(int maxEntries, long maxSizeBytes, Position maxPosition,
             Predicate<Position> skip) {
-        if (maxEntries <= 0) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException(
-                    "number of entries to read must be > 0: " + maxEntries));
-        }
-        long from;
-        long epoch;
-        int count;
-        synchronized (this) {
-            if (closed) {
-                return closedFailure();
-            }
-            from = effectiveReadOffset();
-            epoch = readEpoch;
-            count = applyMaxSizeCap(maxEntries, maxSizeBytes);
-        }
-        long end = endExclusive(maxPosition);
-        pendingReadOps.incrementAndGet();
-        return reads.readUnacked(from, end, count, maxSizeBytes).thenApply(batch -> {
-            List<Entry> out = batch.entries();
-            if (skip != null) {
-                out = new ArrayList<>(out.size());
-                for (Entry e : batch.entries()) {
-                    if (skip.test(e.getPosition())) {
-                        e.release();
-                    } else {
-                        out.add(e);
-                    }
-                }
-            }
-            long bytes = 0;
-            for (Entry e : batch.entries()) {
-                bytes += e.getLength();
-            }
-            updateReadStats(batch.entries().size(), bytes);
-            synchronized (this) {
-                if (epoch == readEpoch && batch.nextOffset() > readOffset) {
-                    readOffset = batch.nextOffset();
-                }
-            }
-            return out;
-        }).whenComplete((v, t) -> pendingReadOps.decrementAndGet());
+        int count = maxEntries <= 0 ? maxEntries : applyMaxSizeCap(maxEntries, maxSizeBytes);
+        return scheduler.read(count, maxSizeBytes, maxPosition, skip);
     }
 
-    /**
-     * Reads now when an entry is available at the read position (and not beyond {@code maxPosition});
-     * otherwise parks one read until the host commits beyond it. At the end of a terminated ledger fails with
-     * {@link ManagedLedgerException.NoMoreEntriesToReadException}.
-     */
     private CompletableFuture<List<Entry>> readOrWait(int maxEntries, long maxSizeBytes, Position maxPosition,
             Predicate<Position> skip) {
-        if (maxEntries <= 0) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException(
-                    "number of entries to read must be > 0: " + maxEntries));
-        }
-        WaitingRead w;
-        synchronized (this) {
-            if (closed) {
-                return closedFailure();
-            }
-            long from = effectiveReadOffset();
-            long end = host.committedEnd();
-            boolean available = from < end;
-            if (available && endExclusive(maxPosition) > from) {
-                w = null;
-            } else if (host.isTerminated() && !available) {
-                return CompletableFuture.failedFuture(new ManagedLedgerException.NoMoreEntriesToReadException(
-                        "ledger " + host.name() + " is terminated and cursor " + name + " is at its end"));
-            } else if (waiting != null) {
-                return CompletableFuture.failedFuture(new ManagedLedgerException.ConcurrentWaitCallbackException());
-            } else {
-                long waitBeyond = available ? end : from; // above maxPosition: wait for the next append
-                w = new WaitingRead(maxEntries, maxSizeBytes, maxPosition, skip, waitBeyond);
-                waiting = w;
-            }
-        }
-        if (w == null) {
-            return read(maxEntries, maxSizeBytes, maxPosition, skip);
-        }
-        w.trigger = host.whenCommittedBeyond(w.waitBeyond);
-        w.trigger.whenCompleteAsync((v, t) -> wake(w, t), host.executor());
-        return w.result;
-    }
-
-    private void wake(WaitingRead w, Throwable error) {
-        boolean progressed;
-        synchronized (this) {
-            if (waiting != w) {
-                return; // cancelled, or failed by close
-            }
-            waiting = null;
-            progressed = host.committedEnd() > w.waitBeyond || host.isTerminated();
-        }
-        if (error != null && !PulsarErrors.isCancellation(error)) {
-            w.result.completeExceptionally(PulsarErrors.map(error));
-        } else if (!progressed) {
-            w.result.completeExceptionally(new ManagedLedgerException.ManagedLedgerAlreadyClosedException(
-                    "ledger " + host.name() + " closed while cursor " + name + " was waiting for entries"));
-        } else {
-            readOrWait(w.maxEntries, w.maxSizeBytes, w.maxPosition, w.skip).whenComplete((entries, t) -> {
-                if (t != null) {
-                    w.result.completeExceptionally(t);
-                } else {
-                    w.result.complete(entries);
-                }
-            });
-        }
-    }
-
-    private WaitingRead takeWaiting() {
-        WaitingRead w = waiting;
-        waiting = null;
-        return w;
-    }
-
-    private static void failWaiting(WaitingRead w, ManagedLedgerException why) {
-        if (w != null) {
-            if (w.trigger != null) {
-                w.trigger.cancel(false);
-            }
-            w.result.completeExceptionally(why);
-        }
-    }
-
-    /** The one parked read: what it asked for and the host future that wakes it. */
-    private static final class WaitingRead {
-        final int maxEntries;
-        final long maxSizeBytes;
-        final Position maxPosition;
-        final Predicate<Position> skip;
-        final long waitBeyond;
-        final CompletableFuture<List<Entry>> result = new CompletableFuture<>();
-        volatile CompletableFuture<Void> trigger;
-
-        WaitingRead(int maxEntries, long maxSizeBytes, Position maxPosition, Predicate<Position> skip,
-                long waitBeyond) {
-            this.maxEntries = maxEntries;
-            this.maxSizeBytes = maxSizeBytes;
-            this.maxPosition = maxPosition;
-            this.skip = skip;
-            this.waitBeyond = waitBeyond;
-        }
+        int count = maxEntries <= 0 ? maxEntries : applyMaxSizeCap(maxEntries, maxSizeBytes);
+        return scheduler.readOrWait(count, maxSizeBytes, maxPosition, skip);
     }
 
     @Override
-    public synchronized boolean hasMoreEntries() {
-        return effectiveReadOffset() < host.committedEnd();
+    public boolean cancelPendingReadRequest() {
+        return scheduler.cancel();
     }
 
     @Override
-    public synchronized long getNumberOfEntries() {
-        long from = effectiveReadOffset();
-        long end = host.committedEnd();
-        return from >= end ? 0 : end - from - acks.countIndividuallyDeleted(from, end);
+    public boolean hasMoreEntries() {
+        return state.readOffset() < host.committedEnd();
     }
 
     @Override
-    public synchronized long getNumberOfEntriesInBacklog(boolean isPrecise) {
-        long from = Math.max(acks.markDeleteEnd(), host.firstOffset());
-        long end = host.committedEnd();
-        return from >= end ? 0 : end - from - acks.countIndividuallyDeleted(from, end);
+    public long getNumberOfEntries() {
+        return state.entriesToRead();
+    }
+
+    /** Always precise: the count is cheap (a running total of individually deleted offsets). */
+    @Override
+    public long getNumberOfEntriesInBacklog(boolean isPrecise) {
+        return state.backlog();
     }
 
     @Override
@@ -696,15 +487,10 @@ public final class NereusManagedCursor implements ManagedCursor {
         if (n <= 0) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("n must be > 0: " + n));
         }
-        long offset;
-        synchronized (this) {
-            if (closed) {
-                return closedFailure();
-            }
-            long start = Math.max(acks.markDeleteEnd(), host.firstOffset());
-            offset = deletedEntries == IndividualDeletedEntries.Exclude
-                    ? acks.nthUndeleted(start, n) : start + n - 1;
+        if (state.isClosed()) {
+            return CompletableFuture.failedFuture(state.closedError());
         }
+        long offset = state.nthOffset(n, deletedEntries);
         if (offset >= host.committedEnd()) {
             return CompletableFuture.completedFuture(null);
         }
@@ -717,6 +503,7 @@ public final class NereusManagedCursor implements ManagedCursor {
         return asyncReplayEntries(positions, callback, ctx, false);
     }
 
+    /** Reads the positions not yet acknowledged; returns those already acknowledged (not replayed). */
     @Override
     public Set<? extends Position> asyncReplayEntries(Set<? extends Position> positions,
             AsyncCallbacks.ReadEntriesCallback callback, Object ctx, boolean sortEntries) {
@@ -733,8 +520,8 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     private CompletableFuture<List<Entry>> replay(Set<? extends Position> positions, Set<Position> acked,
             boolean sort) {
-        if (isClosed()) {
-            return closedFailure();
+        if (state.isClosed()) {
+            return CompletableFuture.failedFuture(state.closedError());
         }
         List<Long> offsets = new ArrayList<>();
         for (Position p : positions) {
@@ -761,6 +548,7 @@ public final class NereusManagedCursor implements ManagedCursor {
         });
     }
 
+    /** How many entries fit {@code maxSizeBytes} at the ledger's average entry size (at least one). */
     @Override
     public int applyMaxSizeCap(int maxEntries, long maxSizeBytes) {
         if (maxSizeBytes == NO_MAX_SIZE_LIMIT) {
@@ -776,25 +564,19 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     @Override
     public void updateReadStats(int readEntriesCount, long readEntriesSize) {
-        entriesRead.add(readEntriesCount);
-        entriesReadBytes.add(readEntriesSize);
-    }
-
-    /** Entries this cursor has read (for stats and tests). */
-    public long entriesRead() {
-        return entriesRead.sum();
+        scheduler.addReadStats(readEntriesCount, readEntriesSize);
     }
 
     // ---------------------------------------------------------------- positions
 
     @Override
-    public synchronized Position getReadPosition() {
-        return host.position(effectiveReadOffset());
+    public Position getReadPosition() {
+        return host.position(state.readOffset());
     }
 
     @Override
-    public synchronized Position getMarkDeletedPosition() {
-        return host.position(acks.markDeleteEnd() - 1);
+    public Position getMarkDeletedPosition() {
+        return host.position(state.markDeleteEnd() - 1);
     }
 
     @Override
@@ -809,30 +591,21 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     @Override
     public void rewind() {
-        synchronized (this) {
-            readOffset = acks.markDeleteEnd();
-            readEpoch++;
-        }
+        state.rewind();
     }
 
     @Override
     public void seek(Position newReadPosition, boolean force) {
-        synchronized (this) {
-            long target = clampToLedger(newReadPosition);
-            if (!force && target < acks.markDeleteEnd()) {
-                target = acks.markDeleteEnd();
-            }
-            readOffset = target;
-            readEpoch++;
-        }
+        state.seek(newReadPosition, force);
     }
 
     @Override
     public synchronized boolean checkAndUpdateReadPositionChanged() {
-        Position read = host.position(effectiveReadOffset());
-        boolean onTail = effectiveReadOffset() >= host.committedEnd() - 1;
-        boolean changed = !read.equals(statsLastReadPosition);
-        statsLastReadPosition = read;
+        long read = state.readOffset();
+        Position readPosition = host.position(read);
+        boolean onTail = read >= host.committedEnd() - 1;
+        boolean changed = !readPosition.equals(statsLastReadPosition);
+        statsLastReadPosition = readPosition;
         return onTail || changed;
     }
 
@@ -861,45 +634,12 @@ public final class NereusManagedCursor implements ManagedCursor {
                 e -> callback.markDeleteFailed(e, ctx));
     }
 
-    /**
-     * Acknowledges everything up to and including {@code position} (a position carrying a batch ack set
-     * acknowledges everything before it and those batch indexes). Beyond the last confirmed entry fails with
-     * {@link ManagedLedgerException.InvalidCursorPositionException}; older than the current mark-delete
-     * completes without change. The mark-delete properties become {@code props}.
-     */
+    /** See {@link CursorAckState#markDelete}; the save is throttled. */
     private CompletableFuture<Void> markDeleteAsync(Position position, Map<String, Long> props) {
         if (position == null) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("mark-delete position is null"));
         }
-        long[] ackSet = AckSetStateUtil.getAckSetArrayOrNull(position);
-        CursorState s;
-        synchronized (this) {
-            if (closed) {
-                return closedFailure();
-            }
-            long end = host.committedEnd();
-            if (position.getLedgerId() > host.ledgerId()
-                    || (position.getLedgerId() == host.ledgerId() && position.getEntryId() >= end)) {
-                return CompletableFuture.failedFuture(new ManagedLedgerException.InvalidCursorPositionException(
-                        "mark-delete position " + position + " is beyond the last confirmed entry "
-                                + host.position(end - 1) + " of " + host.name()));
-            }
-            long offset = position.getLedgerId() < host.ledgerId() ? host.firstOffset() - 1 : position.getEntryId();
-            if (offset + 1 < acks.markDeleteEnd() && ackSet == null) {
-                return CompletableFuture.completedFuture(null); // older than the mark-delete: nothing to do
-            }
-            if (ackSet != null && batchIndexAcks() && offset >= 0) {
-                acks.markDeleteBatch(offset, BitSet.valueOf(ackSet));
-            } else if (ackSet != null) {
-                acks.markDeleteTo(offset);
-            } else {
-                acks.markDeleteTo(offset + 1);
-            }
-            properties = props == null ? Map.of() : Map.copyOf(props);
-            readOffset = Math.max(readOffset, acks.markDeleteEnd());
-            s = snapshot();
-        }
-        return persistLater(s);
+        return persist(state.markDelete(position, props), true);
     }
 
     @Override
@@ -922,128 +662,73 @@ public final class NereusManagedCursor implements ManagedCursor {
         deliver(deleteAsync(positions), v -> callback.deleteComplete(ctx), e -> callback.deleteFailed(e, ctx));
     }
 
-    /**
-     * Acknowledges individual entries, or batch indexes of entries when a position carries an ack set (bits
-     * set = indexes still unacknowledged; ignored when batch-index acks are disabled, as in Pulsar). The
-     * mark-delete advances over what became contiguous. Nothing is applied when a position is beyond the
-     * last confirmed entry.
-     */
+    /** See {@link CursorAckState#delete}; the save is throttled. */
     private CompletableFuture<Void> deleteAsync(Iterable<Position> positions) {
         if (positions == null) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("positions to delete are null"));
         }
-        CursorState s;
-        synchronized (this) {
-            if (closed) {
-                return closedFailure();
-            }
-            long end = host.committedEnd();
-            for (Position p : positions) {
-                if (p == null || p.getLedgerId() > host.ledgerId()
-                        || (p.getLedgerId() == host.ledgerId() && p.getEntryId() >= end)) {
-                    return CompletableFuture.failedFuture(new ManagedLedgerException.InvalidCursorPositionException(
-                            "deleted position " + p + " is beyond the last confirmed entry "
-                                    + host.position(end - 1) + " of " + host.name()));
-                }
-            }
-            boolean changed = false;
-            for (Position p : positions) {
-                if (p.getLedgerId() < host.ledgerId() || p.getEntryId() < 0) {
-                    continue;
-                }
-                long[] ackSet = AckSetStateUtil.getAckSetArrayOrNull(p);
-                if (ackSet == null || ackSet.length == 0) {
-                    changed |= acks.delete(p.getEntryId());
-                } else if (batchIndexAcks()) {
-                    changed |= acks.deleteBatchIndexes(p.getEntryId(), BitSet.valueOf(ackSet));
-                }
-            }
-            if (!changed) {
-                return CompletableFuture.completedFuture(null);
-            }
-            readOffset = Math.max(readOffset, acks.markDeleteEnd());
-            s = snapshot();
-        }
-        return persistLater(s);
+        return persist(state.delete(positions), true);
     }
 
     @Override
-    public synchronized boolean isMessageDeleted(Position position) {
-        if (position.getLedgerId() != host.ledgerId()) {
-            return position.getLedgerId() < host.ledgerId();
-        }
-        return acks.isDeleted(position.getEntryId());
+    public boolean isMessageDeleted(Position position) {
+        return state.isDeleted(position);
     }
 
     @Override
-    public synchronized long[] getDeletedBatchIndexesAsLongArray(Position position) {
-        return batchIndexAcks() && position.getLedgerId() == host.ledgerId()
-                ? acks.batchAckSet(position.getEntryId()) : null;
+    public long[] getDeletedBatchIndexesAsLongArray(Position position) {
+        return state.batchAckSet(position);
     }
 
     @Override
     public long[] getBatchPositionAckSet(Position position) {
-        return getDeletedBatchIndexesAsLongArray(position);
+        return state.batchAckSet(position);
     }
 
     @Override
-    public synchronized Range<Position> getLastIndividualDeletedRange() {
-        return acks.lastRange()
+    public Range<Position> getLastIndividualDeletedRange() {
+        return state.lastRange()
                 .map(r -> Range.openClosed(host.position(r.start() - 1), host.position(r.end() - 1)))
                 .orElse(null);
     }
 
     @Override
-    public synchronized int getTotalNonContiguousDeletedMessagesRange() {
-        return acks.rangeCount();
+    public int getTotalNonContiguousDeletedMessagesRange() {
+        return state.rangeCount();
     }
 
+    /** The bytes the individually deleted ranges take in the stored cursor state. */
     @Override
     public int getNonContiguousDeletedMessagesRangeSerializedSize() {
-        List<OffsetRange> ranges;
-        synchronized (this) {
-            if (acks.rangeCount() == 0) {
-                return 0;
-            }
-            ranges = acks.ranges();
+        List<OffsetRange> ranges = state.ranges();
+        if (ranges.isEmpty()) {
+            return 0;
         }
         CursorState onlyRanges = new CursorState(ranges.get(0).start(), ranges, new TreeMap<>(), Map.of(), Map.of());
         return CursorStateCodec.INSTANCE.encode(onlyRanges).stream().mapToInt(b -> b.length).sum();
     }
 
     @Override
-    public synchronized long getNumberOfEntriesSinceFirstNotAckedMessage() {
-        long from = Math.max(acks.markDeleteEnd(), host.firstOffset());
-        long to = Math.min(effectiveReadOffset() + 1, host.committedEnd());
-        return Math.max(0, to - from);
+    public long getNumberOfEntriesSinceFirstNotAckedMessage() {
+        return state.entriesSinceFirstNotAcked();
     }
 
     @Override
-    public synchronized long getEstimatedSizeSinceMarkDeletePosition() {
-        long from = Math.max(acks.markDeleteEnd(), host.firstOffset());
-        long n = Math.max(0, host.committedEnd() - from);
-        return (long) (n * host.averageEntryBytes());
+    public long getEstimatedSizeSinceMarkDeletePosition() {
+        return (long) (state.entriesAfterMarkDelete() * host.averageEntryBytes());
     }
 
     // ---------------------------------------------------------------- moving the mark-delete
 
     @Override
     public void clearBacklog() throws InterruptedException, ManagedLedgerException {
-        await(clearBacklogAsync());
+        await(persist(state.clearBacklog(), true));
     }
 
     @Override
     public void asyncClearBacklog(AsyncCallbacks.ClearBacklogCallback callback, Object ctx) {
-        deliver(clearBacklogAsync(), v -> callback.clearBacklogComplete(ctx),
+        deliver(persist(state.clearBacklog(), true), v -> callback.clearBacklogComplete(ctx),
                 e -> callback.clearBacklogFailed(e, ctx));
-    }
-
-    private CompletableFuture<Void> clearBacklogAsync() {
-        Map<String, Long> props;
-        synchronized (this) {
-            props = properties;
-        }
-        return markDeleteAsync(host.position(host.committedEnd() - 1), props);
     }
 
     @Override
@@ -1059,20 +744,11 @@ public final class NereusManagedCursor implements ManagedCursor {
                 e -> callback.skipEntriesFailed(e, ctx));
     }
 
-    /** Mark-deletes the next {@code n} entries (with Exclude, not counting individually deleted ones). */
     private CompletableFuture<Void> skipAsync(int n, IndividualDeletedEntries deletedEntries) {
         if (n <= 0) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("entries to skip must be > 0: " + n));
         }
-        long last;
-        Map<String, Long> props;
-        synchronized (this) {
-            long start = Math.max(acks.markDeleteEnd(), host.firstOffset());
-            last = deletedEntries == IndividualDeletedEntries.Exclude ? acks.nthUndeleted(start, n) : start + n - 1;
-            last = Math.min(last, host.committedEnd() - 1);
-            props = properties;
-        }
-        return markDeleteAsync(host.position(last), props);
+        return persist(state.skip(n, deletedEntries), true);
     }
 
     @Override
@@ -1080,33 +756,33 @@ public final class NereusManagedCursor implements ManagedCursor {
         await(resetAsync(position));
     }
 
+    /** Completes with the new read position as the callback's context, as Pulsar does. */
     @Override
     public void asyncResetCursor(Position position, boolean forceReset, AsyncCallbacks.ResetCursorCallback callback) {
-        deliver(resetAsync(position), v -> callback.resetComplete(null), e -> callback.resetFailed(e, null));
+        deliver(resetAsync(position), p -> callback.resetComplete(p), e -> callback.resetFailed(e, null));
     }
 
     /**
-     * Moves the read position to {@code position} and the mark-delete just before it, forgetting individual
-     * and batch acks; saved at once (not throttled). Earliest/Latest markers mean the first entry / the end.
+     * See {@link CursorAckState#reset}; saved at once, not throttled, keeping the mark-delete properties only
+     * for the compaction cursor. A failed save fails with
+     * {@link ManagedLedgerException.InvalidCursorPositionException}.
      */
-    private CompletableFuture<Void> resetAsync(Position position) {
+    private CompletableFuture<Position> resetAsync(Position position) {
         if (position == null) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("reset position is null"));
         }
-        CursorState s;
-        synchronized (this) {
-            if (closed) {
-                return closedFailure();
+        CompletableFuture<Void> saved = persist(state.reset(position, COMPACTION_CURSOR.equals(name)), false);
+        Position newRead = getReadPosition();
+        return saved.handle((v, t) -> {
+            if (t != null) {
+                ManagedLedgerException e = new ManagedLedgerException.InvalidCursorPositionException(
+                        "unable to persist readPosition for cursor reset " + newRead);
+                e.initCause(PulsarErrors.map(t));
+                throw new CompletionException(e);
             }
-            long target = position.equals(PositionFactory.EARLIEST) ? host.firstOffset()
-                    : position.equals(PositionFactory.LATEST) ? host.committedEnd()
-                    : Math.max(host.firstOffset(), clampToLedger(position));
-            acks.reset(target);
-            readOffset = target;
-            readEpoch++;
-            s = snapshot();
-        }
-        return persistNow(s);
+            updateLastActive();
+            return newRead;
+        });
     }
 
     // ---------------------------------------------------------------- searches
@@ -1145,9 +821,8 @@ public final class NereusManagedCursor implements ManagedCursor {
     /**
      * The newest position in the search window whose entry matches, by binary search (matches are assumed to
      * form a prefix, as publish times do); null when the first entry does not match or the window is empty.
-     * SearchActiveEntries starts after the mark-delete (or at {@code start}, moved past it when not after
-     * it); SearchAllAvailableEntries at the first entry (or {@code start}). The window ends at the last
-     * confirmed entry or {@code end} when earlier.
+     * The window starts as {@link CursorAckState#findStart} says and ends at the last confirmed entry, or at
+     * {@code end} when earlier.
      */
     private CompletableFuture<Position> findNewest(FindPositionConstraint constraint, Predicate<Entry> condition,
             Position start, Position end) {
@@ -1155,17 +830,7 @@ public final class NereusManagedCursor implements ManagedCursor {
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                     "find newest needs a constraint and a condition"));
         }
-        long first;
-        synchronized (this) {
-            long md = acks.markDeleteEnd() - 1;
-            if (constraint == FindPositionConstraint.SearchAllAvailableEntries) {
-                first = start == null ? host.firstOffset() : clampToLedger(start);
-            } else {
-                long s = start == null ? md : clampToLedger(start);
-                first = start == null || s <= md ? s + 1 : s;
-            }
-        }
-        first = Math.max(first, host.firstOffset());
+        long first = state.findStart(constraint, start);
         long last = host.committedEnd() - 1;
         if (end != null) {
             last = Math.min(last, end.getLedgerId() < host.ledgerId() ? -1
@@ -1174,18 +839,14 @@ public final class NereusManagedCursor implements ManagedCursor {
         return reads.findNewest(first, last, condition).thenApply(o -> o == null ? null : host.position(o));
     }
 
+    /** Tests entries from {@code startingPosition} (default: after the mark-delete); "analyze backlog". */
     @Override
     public CompletableFuture<ScanOutcome> scan(Optional<Position> startingPosition, Predicate<Entry> condition,
             int batchSize, long maxEntries, long timeOutMs) {
-        long from;
-        synchronized (this) {
-            if (closed) {
-                return closedFailure();
-            }
-            from = startingPosition.map(this::clampToLedger)
-                    .orElse(Math.max(acks.markDeleteEnd(), host.firstOffset()));
+        if (state.isClosed()) {
+            return CompletableFuture.failedFuture(state.closedError());
         }
-        return reads.scan(from, condition, batchSize, maxEntries, timeOutMs);
+        return reads.scan(state.scanStart(startingPosition), condition, batchSize, maxEntries, timeOutMs);
     }
 
     // ---------------------------------------------------------------- throttling, stats
@@ -1213,22 +874,12 @@ public final class NereusManagedCursor implements ManagedCursor {
     @Override
     public ManagedLedgerInternalStats.CursorStats getCursorStats() {
         ManagedLedgerInternalStats.CursorStats cs = new ManagedLedgerInternalStats.CursorStats();
-        synchronized (this) {
-            cs.markDeletePosition = host.position(acks.markDeleteEnd() - 1).toString();
-            cs.readPosition = host.position(effectiveReadOffset()).toString();
-            cs.waitingReadOp = waiting != null;
-            cs.individuallyDeletedMessages = acks.rangesString(host.ledgerId());
-            cs.totalNonContiguousDeletedMessagesRange = acks.rangeCount();
-            cs.messagesConsumedCounter = acks.markDeleteEnd()
-                    + acks.countIndividuallyDeleted(acks.markDeleteEnd(), Long.MAX_VALUE);
-            cs.state = closed ? "Closed" : "Open";
-            cs.properties = properties;
-        }
-        cs.pendingReadOps = pendingReadOps.get();
+        state.fill(cs);
+        cs.waitingReadOp = scheduler.hasWaiting();
+        cs.pendingReadOps = scheduler.pendingReads();
         cs.cursorLedger = -1; // state lives in the metadata store, not in a cursor ledger
         cs.cursorLedgerLastEntry = -1;
         cs.active = active;
-        cs.numberOfEntriesSinceFirstNotAckedMessage = getNumberOfEntriesSinceFirstNotAckedMessage();
         return cs;
     }
 
@@ -1248,62 +899,23 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     // ---------------------------------------------------------------- helpers
 
-    private boolean batchIndexAcks() {
-        return host.config().isDeletionAtBatchIndexLevelEnabled();
-    }
-
-    /** Holding the monitor: the read position, never below the mark-delete or the first offset. */
-    private long effectiveReadOffset() {
-        long floor = readCompacted ? acks.markDeleteEnd() : Math.max(acks.markDeleteEnd(), host.firstOffset());
-        return Math.max(readOffset, floor);
-    }
-
-    /** The offset a position stands for in this ledger, clamped to {@code [0, committedEnd()]}. */
-    private long clampToLedger(Position p) {
-        if (p.getLedgerId() < host.ledgerId()) {
-            return host.firstOffset();
+    /**
+     * Carries out an {@link CursorAckState.AckOutcome}: a durable cursor saves the state (throttled or at
+     * once); a non-durable one only tells the host its mark-delete may have moved.
+     */
+    private CompletableFuture<Void> persist(CursorAckState.AckOutcome outcome, boolean throttled) {
+        if (outcome instanceof CursorAckState.AckOutcome.Refused r) {
+            return CompletableFuture.failedFuture(r.why());
         }
-        if (p.getLedgerId() > host.ledgerId()) {
-            return host.committedEnd();
+        if (!(outcome instanceof CursorAckState.AckOutcome.Save save)) {
+            return CompletableFuture.completedFuture(null);
         }
-        return Math.max(0, Math.min(host.committedEnd(), p.getEntryId()));
-    }
-
-    /** The first offset a read bounded by {@code maxPosition} (inclusive; null = unbounded) may not return. */
-    private long endExclusive(Position maxPosition) {
-        if (maxPosition == null || maxPosition.getLedgerId() > host.ledgerId()) {
-            return Long.MAX_VALUE;
-        }
-        if (maxPosition.getLedgerId() < host.ledgerId()) {
-            return 0;
-        }
-        long e = maxPosition.getEntryId();
-        return e == Long.MAX_VALUE ? e : Math.max(0, e + 1);
-    }
-
-    /** Holding the monitor: the state to persist now. */
-    private CursorState snapshot() {
-        return acks.toState(properties, cursorProperties);
-    }
-
-    /** Persists subject to the mark-delete rate (a throttled save completes at once and is flushed later). */
-    private CompletableFuture<Void> persistLater(CursorState s) {
         if (!durable) {
             host.markDeleteMoved(this);
             return CompletableFuture.completedFuture(null);
         }
-        return persistence.saveThrottled(s);
+        return throttled ? persistence.saveThrottled(save.state()) : persistence.save(save.state());
     }
-
-    private CompletableFuture<Void> persistNow(CursorState s) {
-        if (!durable) {
-            host.markDeleteMoved(this);
-            return CompletableFuture.completedFuture(null);
-        }
-        return persistence.save(s);
-    }
-
-    private long lastNotifiedEnd = -1;
 
     /** Called by the persistence once {@code s} is durable: tells the host when the mark-delete moved. */
     private void persisted(CursorState s) {
@@ -1315,11 +927,6 @@ public final class NereusManagedCursor implements ManagedCursor {
         if (moved) {
             host.markDeleteMoved(this);
         }
-    }
-
-    private <T> CompletableFuture<T> closedFailure() {
-        return CompletableFuture.failedFuture(
-                new ManagedLedgerException.CursorAlreadyClosedException("Cursor " + name + " was already closed"));
     }
 
     /** Runs the callback matching {@code f}'s outcome on the host executor, with the error mapped. */
@@ -1350,5 +957,4 @@ public final class NereusManagedCursor implements ManagedCursor {
                     + timeout + " s");
         }
     }
-
 }

@@ -104,6 +104,8 @@ class AckTrackerTest {
         assertThat(t.nextUndeleted(0)).isEqualTo(2);
         assertThat(t.nextUndeleted(4)).isEqualTo(6);
         assertThat(t.nextUndeleted(6)).isEqualTo(6);
+        assertThat(t.nextDeletedStart(6)).isEqualTo(8);
+        assertThat(t.nextDeletedStart(9)).isEqualTo(Long.MAX_VALUE);
         assertThat(t.countIndividuallyDeleted(2, 10)).isEqualTo(3);
         assertThat(t.countIndividuallyDeleted(5, 8)).isEqualTo(1);
         assertThat(t.countIndividuallyDeleted(8, 8)).isZero();
@@ -157,5 +159,48 @@ class AckTrackerTest {
         assertThat(t.ranges()).isEmpty();
         assertThat(t.batchAckSet(6)).isNull();
         assertThatThrownBy(() -> t.reset(-1)).hasMessageContaining("-1");
+    }
+
+    @Test
+    void operations_seededRandom_matchBooleanModel() {
+        for (long seed = 1; seed <= 20; seed++) {
+            java.util.Random random = new java.util.Random(seed);
+            int n = 120;
+            boolean[] deleted = new boolean[n + 1];
+            AckTracker t = new AckTracker(0);
+            for (int step = 0; step < 300; step++) {
+                if (random.nextInt(10) == 0) {
+                    int end = random.nextInt(n);
+                    t.markDeleteTo(end);
+                    for (int i = 0; i < end; i++) {
+                        deleted[i] = true;
+                    }
+                } else {
+                    int o = random.nextInt(n);
+                    t.delete(o);
+                    deleted[o] = true;
+                }
+                int md = 0;
+                while (deleted[md]) {
+                    md++;
+                }
+                long inRanges = 0;
+                for (int i = md; i < n; i++) {
+                    inRanges += deleted[i] ? 1 : 0;
+                }
+                String where = "seed " + seed + " step " + step;
+                assertThat(t.markDeleteEnd()).as(where).isEqualTo(md);
+                assertThat(t.individuallyDeletedCount()).as(where).isEqualTo(inRanges);
+                assertThat(t.countIndividuallyDeleted(md, n)).as(where).isEqualTo(inRanges);
+                int probe = random.nextInt(n);
+                assertThat(t.isDeleted(probe)).as(where).isEqualTo(deleted[probe]);
+                int next = probe;
+                while (deleted[next]) {
+                    next++;
+                }
+                assertThat(t.nextUndeleted(probe)).as(where).isEqualTo(next);
+            }
+            assertThat(AckTracker.of(t.toState(Map.of(), Map.of())).ranges()).isEqualTo(t.ranges());
+        }
     }
 }

@@ -17,11 +17,15 @@ class CursorPersistenceTest {
     private final List<CompletableFuture<WriteOutcome>> pending = new ArrayList<>();
     private final List<CursorState> persistedNotices = new ArrayList<>();
     private final List<Runnable> scheduledFlushes = new ArrayList<>();
+    private final List<Long> scheduledDelays = new ArrayList<>();
     private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
     private final CursorStatsBean stats = new CursorStatsBean("c", "ml");
 
     private CursorPersistence persistence(double rate) {
-        CursorPersistence.Scheduler manual = (delay, task) -> scheduledFlushes.add(task);
+        CursorPersistence.Scheduler manual = (delay, task) -> {
+            scheduledDelays.add(delay);
+            scheduledFlushes.add(task);
+        };
         return new CursorPersistence(s -> {
             saved.add(s);
             CompletableFuture<WriteOutcome> f = new CompletableFuture<>();
@@ -133,5 +137,15 @@ class CursorPersistenceTest {
         assertThat(flushed).isNotDone();
         completeNext(WriteOutcome.WRITTEN);
         assertThat(flushed).isCompleted();
+    }
+
+    @Test
+    void saveThrottled_veryLowRate_flushScheduledWithinSixtySeconds() {
+        CursorPersistence p = persistence(0.001);
+        p.saveThrottled(CursorState.at(1));
+        completeNext(WriteOutcome.WRITTEN);
+        p.saveThrottled(CursorState.at(2));
+        assertThat(scheduledDelays).containsExactly(CursorPersistence.MAX_FLUSH_DELAY_NANOS);
+        assertThat(p.isDirty()).isTrue();
     }
 }

@@ -40,6 +40,8 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     final ManagedLedgerConfig config = new ManagedLedgerConfig();
     final List<NereusManagedCursor> markDeleteMoves = new CopyOnWriteArrayList<>();
     final List<NereusManagedCursor> closedCursors = new CopyOnWriteArrayList<>();
+    /** Entries handed out by {@link #read}, to check that cursors do not fetch what they acknowledged. */
+    final java.util.concurrent.atomic.AtomicLong entriesServed = new java.util.concurrent.atomic.AtomicLong();
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "cursor-test-ledger");
         t.setDaemon(true);
@@ -52,6 +54,8 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     private long totalBytes;
     private boolean terminated;
     private boolean closed;
+    /** Offsets whose reads fail as lost data (a fault the test injects). */
+    private final java.util.Set<Long> unreadable = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     CursorTestHost(NereusStream stream, CursorStore cursorStore) {
         this.stream = stream;
@@ -101,6 +105,11 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
             terminated = true;
         }
         wakeAll();
+    }
+
+    /** Makes reads that include {@code offset} fail with NonRecoverableLedgerException, as lost data would. */
+    void makeUnreadable(long offset) {
+        unreadable.add(offset);
     }
 
     synchronized void trimTo(long offset) {
@@ -181,6 +190,13 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
         if (count <= 0) {
             return CompletableFuture.completedFuture(List.of());
         }
+        for (long o = from; o < from + count; o++) {
+            if (unreadable.contains(o)) {
+                return CompletableFuture.failedFuture(
+                        new org.apache.bookkeeper.mledger.ManagedLedgerException.NonRecoverableLedgerException(
+                                "entry " + o + " is lost"));
+            }
+        }
         return stream.read(ReadView.COMMITTED, from, count, maxBytes, BoundaryMode.EXACT_START)
                 .handle((r, t) -> {
                     if (t != null) {
@@ -190,6 +206,7 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
                     for (StoredEntry e : r.entries()) {
                         out.add(EntryImpl.create(LEDGER_ID, e.range().start(), e.payload()));
                     }
+                    entriesServed.addAndGet(out.size());
                     return out;
                 });
     }

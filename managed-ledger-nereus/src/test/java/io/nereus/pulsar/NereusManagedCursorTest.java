@@ -488,4 +488,113 @@ class NereusManagedCursorTest {
         assertThat(await(cursorStore.listCursors(host.streamId()))).doesNotContain("gone");
         assertThat(c.isClosed()).isTrue();
     }
+
+    @Test
+    void resetCursor_positionWithAckSet_keepsThatEntrysBatchSetAndCompletesWithReadPosition() {
+        host.appendNumbered(5);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        CompletableFuture<Object> done = new CompletableFuture<>();
+        c.asyncResetCursor(AckSetStateUtil.createPositionWithAckSet(L, 3, new long[] {0b1100L}), false,
+                new AsyncCallbacks.ResetCursorCallback() {
+                    @Override
+                    public void resetComplete(Object ctx) {
+                        done.complete(ctx);
+                    }
+
+                    @Override
+                    public void resetFailed(ManagedLedgerException exception, Object ctx) {
+                        done.completeExceptionally(exception);
+                    }
+                });
+        assertThat(await(done)).isEqualTo(pos(3));
+        assertThat(c.getMarkDeletedPosition()).isEqualTo(pos(2));
+        assertThat(c.getBatchPositionAckSet(pos(3))).containsExactly(0b1100L);
+        assertThat(stored("sub").batchAckSets()).containsKey(3L);
+    }
+
+    @Test
+    void copyAcksFrom_durableSource_nonDurableCopySkipsSameEntries() throws Exception {
+        host.appendNumbered(6);
+        NereusManagedCursor source = open("sub", InitialPosition.Earliest);
+        source.markDelete(pos(1));
+        source.delete(List.of(pos(3), pos(4)));
+        NereusManagedCursor copy = NereusManagedCursor.nonDurable(host, "dup", source.getMarkDeletedPosition(),
+                InitialPosition.Latest, false);
+        copy.copyAcksFrom(source);
+        assertThat(copy.getMarkDeletedPosition()).isEqualTo(pos(1));
+        assertThat(payloads(copy.readEntries(10))).containsExactly("2", "5");
+        assertThat(payloads(source.readEntries(10))).containsExactly("2", "5");
+    }
+
+    @Test
+    void asyncReadEntriesWithSkip_skipPredicate_dropsMatchingWithoutCountingThem() {
+        host.appendNumbered(5);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        CompletableFuture<List<Entry>> f = new CompletableFuture<>();
+        c.asyncReadEntriesWithSkip(2, -1, new AsyncCallbacks.ReadEntriesCallback() {
+            @Override
+            public void readEntriesComplete(List<Entry> entries, Object ctx) {
+                f.complete(entries);
+            }
+
+            @Override
+            public void readEntriesFailed(ManagedLedgerException exception, Object ctx) {
+                f.completeExceptionally(exception);
+            }
+        }, null, null, p -> p.getEntryId() % 2 == 1);
+        assertThat(payloads(await(f))).containsExactly("0", "2"); // the skipped entry did not count
+        assertThat(c.getReadPosition()).isEqualTo(pos(3));
+    }
+
+    @Test
+    void delete_concurrentFromManyThreads_persistsNewest() throws Exception {
+        host.appendNumbered(200);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try {
+            List<CompletableFuture<Void>> acks = new ArrayList<>();
+            for (int i = 199; i >= 0; i--) {
+                int offset = i;
+                acks.add(CompletableFuture.runAsync(() -> {
+                    try {
+                        c.delete(pos(offset));
+                    } catch (Exception e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                }, pool));
+            }
+            await(CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)));
+        } finally {
+            pool.shutdown();
+        }
+        assertThat(c.getMarkDeletedPosition()).isEqualTo(pos(199));
+        assertThat(c.getTotalNonContiguousDeletedMessagesRange()).isZero();
+        assertThat(stored("sub").markDeleteEnd()).isEqualTo(200);
+        assertThat(stored("sub").individuallyDeleted()).isEmpty();
+    }
+
+    @Test
+    void readEntries_unreadableEntry_failsOrIsSkippedWhenAutoSkipOn() throws Exception {
+        host.appendNumbered(6);
+        host.makeUnreadable(2);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        assertThat(payloads(c.readEntries(2))).containsExactly("0", "1");
+        assertThatThrownBy(() -> c.readEntries(2))
+                .isInstanceOf(ManagedLedgerException.NonRecoverableLedgerException.class);
+        assertThat(c.getReadPosition()).isEqualTo(pos(2));
+
+        host.config.setAutoSkipNonRecoverableData(true);
+        assertThat(payloads(c.readEntries(2))).containsExactly("4", "5");
+        assertThat(c.getReadPosition()).isEqualTo(pos(6));
+    }
+
+    @Test
+    void readEntries_overDeletedRange_doesNotFetchAcknowledgedEntries() throws Exception {
+        host.appendNumbered(10);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        c.delete(List.of(pos(2), pos(3), pos(4), pos(5), pos(6), pos(7)));
+        long before = host.entriesServed.get();
+        assertThat(payloads(c.readEntries(10))).containsExactly("0", "1", "8", "9");
+        assertThat(host.entriesServed.get() - before).isEqualTo(4);
+    }
 }
