@@ -75,7 +75,7 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             database = FdbDatabases.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()));
             metadataExecutor = Executors.newFixedThreadPool(2, daemon("nereus-metadata"));
             var root = DirectoryLayer.getDefault()
-                    .createOrOpen(database, List.of("nereus", config.metadataRoot())).get(30, TimeUnit.SECONDS);
+                    .createOrOpen(database, config.metadataDirectory()).get(30, TimeUnit.SECONDS);
             MetadataStore metadata = MetadataStore.open(database, new NereusKeyspace(root), metadataExecutor)
                     .get(30, TimeUnit.SECONDS);
             String writerId = "nereus-" + conf.getAdvertisedAddress() + "-" + UUID.randomUUID();
