@@ -25,7 +25,10 @@ import org.apache.pulsar.client.api.SubscriptionType;
 import org.apache.pulsar.common.policies.data.TopicStats;
 import org.junit.jupiter.api.Test;
 
-/** A broker restart on the same data: messages, subscriptions and acknowledgements survive. Each test owns its broker. */
+/**
+ * A broker restart on the same data: messages, subscriptions and acknowledgements survive. Each test owns its
+ * broker.
+ */
 class BrokerRestartTest {
 
     private static final Duration BROKER_WAIT = Duration.ofSeconds(20);

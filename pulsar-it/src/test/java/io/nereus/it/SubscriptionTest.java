@@ -96,6 +96,8 @@ class SubscriptionTest {
              Consumer<String> c2 = consumer(topic, "s", SubscriptionType.Shared).receiverQueueSize(2)
                      .messageListener(listener).subscribe();
              Producer<String> producer = producer(topic)) {
+            assertThat(List.of(c1, c2)).allSatisfy(c -> assertThat(c.isConnected()).isTrue());
+            assertThat(connectedConsumers(topic, "s")).isEqualTo(2);
             Messages.send(producer, "sh", count);
 
             assertThat(all.await(Messages.RECEIVE_TIMEOUT_SECONDS, TimeUnit.SECONDS)).as("all delivered").isTrue();
@@ -125,6 +127,8 @@ class SubscriptionTest {
                      .messageListener(listener).subscribe();
              Producer<String> producer = BROKER.client().newProducer(Schema.STRING).topic(topic)
                      .enableBatching(false).create()) {
+            assertThat(List.of(c1, c2)).allSatisfy(c -> assertThat(c.isConnected()).isTrue());
+            assertThat(connectedConsumers(topic, "s")).isEqualTo(2);
             for (int round = 0; round < perKey; round++) {
                 for (int k = 0; k < keys; k++) {
                     producer.newMessage().key("key-" + k).value("key-" + k + "/" + round).send();
@@ -238,5 +242,9 @@ class SubscriptionTest {
 
     private static Producer<String> producer(String topic) throws PulsarClientException {
         return BROKER.client().newProducer(Schema.STRING).topic(topic).enableBatching(false).create();
+    }
+
+    private static int connectedConsumers(String topic, String subscription) throws Exception {
+        return BROKER.admin().topics().getStats(topic).getSubscriptions().get(subscription).getConsumers().size();
     }
 }

@@ -209,8 +209,8 @@ class TopicsTest {
 
         if (BROKER.broker().storage() == StorageMode.NEREUS) {
             assertThat(id.getLedgerId()).as("message ledger id").isGreaterThanOrEqualTo(FIRST_VIRTUAL_LEDGER_ID);
-            assertThat(internal.ledgers).allSatisfy(l ->
-                    assertThat(l.ledgerId).as("internal-stats ledger id").isGreaterThanOrEqualTo(FIRST_VIRTUAL_LEDGER_ID));
+            assertThat(internal.ledgers).allSatisfy(l -> assertThat(l.ledgerId).as("internal-stats ledger id")
+                    .isGreaterThanOrEqualTo(FIRST_VIRTUAL_LEDGER_ID));
         } else {
             assertThat(id.getLedgerId()).as("a BookKeeper ledger id").isLessThan(FIRST_VIRTUAL_LEDGER_ID);
         }
