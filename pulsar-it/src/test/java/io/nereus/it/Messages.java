@@ -21,7 +21,7 @@ final class Messages {
     private Messages() {
     }
 
-    /** Sends {@code prefix-0 .. prefix-(count-1)} synchronously (each acknowledged by the broker); returns their ids. */
+    /** Sends {@code prefix-0 .. prefix-(count-1)}, each acknowledged by the broker before the next; returns the ids. */
     static List<MessageId> send(Producer<String> producer, String prefix, int count) throws PulsarClientException {
         List<MessageId> ids = new ArrayList<>();
         for (int i = 0; i < count; i++) {

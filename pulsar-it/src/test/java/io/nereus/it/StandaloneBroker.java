@@ -121,7 +121,7 @@ public final class StandaloneBroker implements AutoCloseable {
         return running().getWebServiceUrl();
     }
 
-    /** A client on the current {@link #serviceUrl()} with short timeouts; closed by {@link #restart()}/{@link #close()}. */
+    /** A client on the current {@link #serviceUrl()}; closed by {@link #restart()} and {@link #close()}. */
     public PulsarClient newClient() {
         try {
             PulsarClient client = PulsarClient.builder()
@@ -239,12 +239,10 @@ public final class StandaloneBroker implements AutoCloseable {
         conf.setNumIOThreads(2);
         conf.setNumOrderedExecutorThreads(2);
         conf.setNumExecutorThreadPoolSize(2);
-        conf.setNumCacheExecutorThreadPoolSize(1);
         conf.setNumHttpServerThreads(4);
         conf.setTopicOrderedExecutorThreadNum(2);
         conf.setBookkeeperClientNumWorkerThreads(2);
         conf.setManagedLedgerNumSchedulerThreads(2);
-        conf.setNumWorkerThreadsForNonPersistentTopic(1);
         conf.setManagedLedgerCacheSizeMB(32);
         conf.setBrokerShutdownTimeoutMs(20_000);
         conf.setManagedLedgerStorageClassName(storage.storageClassName());

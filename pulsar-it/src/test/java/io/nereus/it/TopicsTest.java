@@ -4,6 +4,7 @@ import static io.nereus.it.Messages.payloads;
 import static io.nereus.it.Messages.receive;
 import static io.nereus.it.Messages.values;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -209,11 +210,70 @@ class TopicsTest {
 
         if (BROKER.broker().storage() == StorageMode.NEREUS) {
             assertThat(id.getLedgerId()).as("message ledger id").isGreaterThanOrEqualTo(FIRST_VIRTUAL_LEDGER_ID);
-            assertThat(internal.ledgers).allSatisfy(l ->
-                    assertThat(l.ledgerId).as("internal-stats ledger id").isGreaterThanOrEqualTo(FIRST_VIRTUAL_LEDGER_ID));
+            assertThat(internal.ledgers).allSatisfy(l -> assertThat(l.ledgerId).as("internal-stats ledger id")
+                    .isGreaterThanOrEqualTo(FIRST_VIRTUAL_LEDGER_ID));
         } else {
             assertThat(id.getLedgerId()).as("a BookKeeper ledger id").isLessThan(FIRST_VIRTUAL_LEDGER_ID);
         }
+    }
+
+    @Test
+    void clearBacklog_subscription_backlogZeroAndOldMessagesNotDelivered() throws Exception {
+        String topic = SharedBroker.uniqueTopic("clear-backlog");
+        subscribe(topic).close();
+        try (Producer<String> producer = producer(topic)) {
+            Messages.send(producer, "cb", 5);
+
+            BROKER.admin().topics().skipAllMessages(topic, "s");
+
+            assertThat(backlog(topic, "s")).isZero();
+            try (Consumer<String> consumer = subscribe(topic)) {
+                assertThat(consumer.receive(300, TimeUnit.MILLISECONDS)).as("cleared messages").isNull();
+                producer.send("after");
+                assertThat(values(receive(consumer, 1))).containsExactly("after");
+            }
+        }
+    }
+
+    @Test
+    void skipMessages_subscription_skipsOldestAndDeliversTheRest() throws Exception {
+        String topic = SharedBroker.uniqueTopic("skip");
+        subscribe(topic).close();
+        try (Producer<String> producer = producer(topic)) {
+            Messages.send(producer, "sk", 5);
+
+            BROKER.admin().topics().skipMessages(topic, "s", 3);
+
+            assertThat(backlog(topic, "s")).isEqualTo(2);
+            try (Consumer<String> consumer = subscribe(topic)) {
+                assertThat(values(receive(consumer, 2))).containsExactly("sk-3", "sk-4");
+            }
+        }
+    }
+
+    @Test
+    void terminate_topic_rejectsProducersAndConsumersReachEnd() throws Exception {
+        String topic = SharedBroker.uniqueTopic("terminate");
+        try (Consumer<String> consumer = subscribe(topic); Producer<String> producer = producer(topic)) {
+            List<MessageId> ids = Messages.send(producer, "te", 3);
+
+            MessageId last = BROKER.admin().topics().terminateTopic(topic);
+
+            assertThat(last).isEqualTo(ids.get(2));
+            assertThatThrownBy(() -> producer.send("too late"))
+                    .isInstanceOf(PulsarClientException.TopicTerminatedException.class);
+            List<Message<String>> received = receive(consumer, 3);
+            assertThat(values(received)).containsExactly("te-0", "te-1", "te-2");
+            // The broker reports the end of a terminated topic to a subscription whose backlog is empty.
+            consumer.acknowledgeCumulative(received.get(2));
+
+            await().atMost(BROKER_WAIT).until(consumer::hasReachedEndOfTopic);
+            assertThat(BROKER.admin().topics().getInternalStats(topic).state).isEqualTo("Terminated");
+        }
+    }
+
+    private static long backlog(String topic, String subscription) throws Exception {
+        return BROKER.admin().topics().getStats(topic).getSubscriptions().get(subscription).getMsgBacklog();
     }
 
     private static void assertNoAliasing(List<Message<String>> received, List<MessageId> oldIds) {
