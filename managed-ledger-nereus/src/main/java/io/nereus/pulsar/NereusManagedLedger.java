@@ -71,7 +71,20 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private static final Logger LOG = LoggerFactory.getLogger(NereusManagedLedger.class);
     static final String MIGRATED_PROPERTY = "migrated";
 
-    enum State { OPEN, TERMINATED, FENCED, CLOSED, DELETED }
+    enum State {
+        OPEN("LedgerOpened"), TERMINATED("Terminated"), FENCED("Fenced"), CLOSED("Closed"), DELETED("Closed");
+
+        private final String pulsarName;
+
+        State(String pulsarName) {
+            this.pulsarName = pulsarName;
+        }
+
+        /** The name stock Pulsar reports for the same state in internal stats. */
+        String pulsarName() {
+            return pulsarName;
+        }
+    }
 
     private final NereusManagedLedgerFactory factory;
     private final String name;
@@ -934,10 +947,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         }
         cursors.clear();
         waiters.releaseAll();
-        deleted = factory.streams().deleteStream(name).thenAccept(entry -> {
-            factory.closed(this);
-            LOG.info("Deleted managed ledger name={} stream={} ledgerId={}", name, streamId(), ledgerId);
-        });
+        deleted = factory.streams().deleteStream(name).thenCompose(entry -> factory.topicNodes().remove(name))
+                .thenAccept(ignored -> {
+                    factory.closed(this);
+                    LOG.info("Deleted managed ledger name={} stream={} ledgerId={}", name, streamId(), ledgerId);
+                });
         return deleted;
     }
 
@@ -1178,7 +1192,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         s.waitingCursorsCount = waiters.size();
         s.pendingAddEntriesCount = pendingAdds.get();
         s.lastConfirmedEntry = getLastConfirmedEntry().toString();
-        s.state = state.name();
+        s.state = state.pulsarName();
         ManagedLedgerInternalStats.LedgerInfo li = new ManagedLedgerInternalStats.LedgerInfo();
         li.ledgerId = ledgerId;
         li.entries = s.numberOfEntries;

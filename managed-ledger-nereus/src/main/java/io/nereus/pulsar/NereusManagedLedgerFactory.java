@@ -48,6 +48,7 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
     private final MetadataStore metadata;
     private final CursorStore cursorStore;
     private final StreamStorage streams;
+    private final TopicNodes topicNodes;
     private final OrderedExecutor executor;
     private final Clock clock;
     private final ManagedLedgerFactoryConfig factoryConfig = new ManagedLedgerFactoryConfig();
@@ -58,9 +59,10 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
     private final int walWriteQuorum;
     private volatile boolean closed;
 
-    NereusManagedLedgerFactory(MetadataStore metadata, StreamStorage streams, OrderedExecutor executor, Clock clock,
-            int walWriteQuorum) {
+    NereusManagedLedgerFactory(MetadataStore metadata, StreamStorage streams, TopicNodes topicNodes,
+            OrderedExecutor executor, Clock clock, int walWriteQuorum) {
         this.metadata = metadata;
+        this.topicNodes = topicNodes;
         this.cursorStore = new CursorStore(metadata);
         this.streams = streams;
         this.executor = executor;
@@ -87,6 +89,10 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
 
     StreamStorage streams() {
         return streams;
+    }
+
+    TopicNodes topicNodes() {
+        return topicNodes;
     }
 
     int walWriteQuorum() {
@@ -146,7 +152,8 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
         }
         while (true) {
             CompletableFuture<NereusManagedLedger> f = ledgers.computeIfAbsent(name, n ->
-                    NereusManagedLedger.open(this, n, config, executor.chooseThread(n), clock));
+                    NereusManagedLedger.open(this, n, config, executor.chooseThread(n), clock)
+                            .thenCompose(ml -> topicNodes.ensure(n).thenApply(v -> ml)));
             if (f.isDone() && !f.isCompletedExceptionally()) {
                 NereusManagedLedger.State s = f.join().state();
                 if (s != NereusManagedLedger.State.OPEN && s != NereusManagedLedger.State.TERMINATED) {
@@ -346,9 +353,13 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
         CompletableFuture<NereusManagedLedger> open = ledgers.get(name);
         if (open != null) {
             return open.handle((ml, t) -> ml).thenCompose(ml -> ml != null ? ml.deleteAsync()
-                    : streams.deleteStream(name).thenApply(e -> null));
+                    : deleteUnopened(name));
         }
-        return streams.deleteStream(name).thenApply(e -> null);
+        return deleteUnopened(name);
+    }
+
+    private CompletableFuture<Void> deleteUnopened(String name) {
+        return streams.deleteStream(name).thenCompose(e -> topicNodes.remove(name));
     }
 
     // ---- shutdown, stats, config ----

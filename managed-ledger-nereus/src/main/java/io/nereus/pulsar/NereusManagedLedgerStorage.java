@@ -82,8 +82,8 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             streams = StreamStorage.create(config.storage(), bk, metadata, writerId, Clock.systemUTC());
             ledgerExecutor = OrderedExecutor.newBuilder().name("nereus-ml")
                     .numThreads(Math.max(2, conf.getNumOrderedExecutorThreads())).build();
-            factory = new NereusManagedLedgerFactory(metadata, streams, ledgerExecutor, Clock.systemUTC(),
-                    config.storage().wal().writeQuorum());
+            factory = new NereusManagedLedgerFactory(metadata, streams, new TopicNodes(metadataStore), ledgerExecutor,
+                    Clock.systemUTC(), config.storage().wal().writeQuorum());
             nereusClass = new NereusStorageClass(factory, bkClass);
             LOG.info("Nereus storage started: writer={} metadataRoot={} fdb={}", writerId, config.metadataRoot(),
                     config.fdbClusterFile().map(Object::toString).orElse("embedded at " + config.embeddedFdbDir()));

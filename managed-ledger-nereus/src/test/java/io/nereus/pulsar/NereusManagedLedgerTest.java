@@ -43,11 +43,15 @@ class NereusManagedLedgerTest {
             .withQuorums(1, 1, 1).withFlush(64 * 1024, Duration.ofMillis(1)));
 
     private EngineFixture engine;
+    /** The broker's local metadata store, where Pulsar looks for the topic nodes (Pulsar's in-memory one). */
+    private org.apache.pulsar.metadata.api.extended.MetadataStoreExtended pulsarMetadata;
     private final List<AutoCloseable> closers = new ArrayList<>();
 
     @BeforeEach
-    void setUp() {
+    void setUp() throws Exception {
         engine = new EngineFixture(BK, "ml");
+        pulsarMetadata = org.apache.pulsar.metadata.api.extended.MetadataStoreExtended.create("memory:local",
+                org.apache.pulsar.metadata.api.MetadataStoreConfig.builder().build());
     }
 
     @AfterEach
@@ -56,14 +60,15 @@ class NereusManagedLedgerTest {
             closers.get(i).close();
         }
         engine.close();
+        pulsarMetadata.close();
     }
 
     /** One "broker": its own storage instance (writer id) and factory over the shared bookie and metadata. */
     private NereusManagedLedgerFactory broker(String id) {
         StreamStorage streams = engine.storage(id, CONFIG);
         OrderedExecutor executor = OrderedExecutor.newBuilder().name("test-ml-" + id).numThreads(2).build();
-        NereusManagedLedgerFactory f = new NereusManagedLedgerFactory(engine.metadata, streams, executor,
-                Clock.systemUTC(), 1);
+        NereusManagedLedgerFactory f = new NereusManagedLedgerFactory(engine.metadata, streams,
+                new TopicNodes(pulsarMetadata), executor, Clock.systemUTC(), 1);
         closers.add(executor::shutdownNow);
         closers.add(() -> f.shutdownAsync().get());
         return f;
@@ -183,7 +188,9 @@ class NereusManagedLedgerTest {
         NereusManagedLedgerFactory f = broker("b1");
         ManagedLedger ml = f.open("recreated");
         Position old = ml.addEntry(bytes("old"));
+        assertThat(await(pulsarMetadata.exists("/managed-ledgers/recreated"))).as("the broker sees the topic").isTrue();
         ml.delete();
+        assertThat(await(pulsarMetadata.exists("/managed-ledgers/recreated"))).isFalse();
         assertThat(await(f.asyncExists("recreated"))).isFalse();
         ManagedLedger fresh = f.open("recreated");
         Position now = fresh.addEntry(bytes("new"));
@@ -271,6 +278,7 @@ class NereusManagedLedgerTest {
         assertThat(f.getCacheStats().getNumberOfManagedLedgers()).isEqualTo(1);
         assertThat(f.getCacheStats().getCacheInsertedEntriesCount()).isGreaterThanOrEqualTo(2);
         var internal = await(ml.getManagedLedgerInternalStats(true));
+        assertThat(internal.state).isEqualTo("LedgerOpened");
         assertThat(internal.numberOfEntries).isEqualTo(2);
         assertThat(internal.totalSize).isEqualTo(8);
         assertThat(internal.lastConfirmedEntry).isEqualTo(ml.getLastConfirmedEntry().toString());
