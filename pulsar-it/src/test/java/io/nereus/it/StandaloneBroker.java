@@ -62,13 +62,16 @@ public final class StandaloneBroker implements AutoCloseable {
     private static final AtomicReference<StandaloneBroker> RUNNING = new AtomicReference<>();
 
     private final String name;
+    private final java.util.function.Consumer<ServiceConfiguration> customize;
     private final StorageMode storage;
     private final Path brokerDir;
     private final List<AutoCloseable> clients = new ArrayList<>();
     private PulsarStandalone standalone;
     private int starts;
 
-    private StandaloneBroker(String name, StorageMode storage, Path brokerDir) {
+    private StandaloneBroker(String name, StorageMode storage, Path brokerDir,
+            java.util.function.Consumer<ServiceConfiguration> customize) {
+        this.customize = customize;
         this.name = name;
         this.storage = storage;
         this.brokerDir = brokerDir;
@@ -83,13 +86,22 @@ public final class StandaloneBroker implements AutoCloseable {
      *     storage class is missing, or the broker does not start within {@link #START_TIMEOUT}
      */
     public static StandaloneBroker start(String name) {
+        return start(name, conf -> { });
+    }
+
+    /**
+     * Like {@link #start(String)}, with broker settings changed by {@code customize} after the harness's own (on
+     * every start of this broker, restarts included).
+     */
+    public static StandaloneBroker start(String name, java.util.function.Consumer<ServiceConfiguration> customize) {
         if (!name.matches("[A-Za-z0-9._-]+")) {
             throw new IllegalArgumentException("broker name must be [A-Za-z0-9._-]+: '" + name + "'");
         }
         StorageMode storage = StorageMode.current();
         requireStorageClass(storage);
         Path workDir = requireWorkDir();
-        StandaloneBroker broker = new StandaloneBroker(name, storage, workDir.resolve("brokers").resolve(name));
+        StandaloneBroker broker = new StandaloneBroker(name, storage, workDir.resolve("brokers").resolve(name),
+                customize);
         if (!RUNNING.compareAndSet(null, broker)) {
             throw new IllegalStateException("another StandaloneBroker is running in this JVM ("
                     + RUNNING.get().name + "); the standalone's RocksDB metadata dir is relative to the working"
@@ -249,6 +261,7 @@ public final class StandaloneBroker implements AutoCloseable {
         if (storage == StorageMode.NEREUS) {
             conf.getProperties().setProperty(NEREUS_FDB_DIR_KEY, brokerDir.resolve("nereus").toString());
         }
+        customize.accept(conf);
         return s;
     }
 
