@@ -14,13 +14,24 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 public final class SharedBroker implements BeforeAllCallback, AfterAllCallback {
 
+    private final java.util.function.Consumer<org.apache.pulsar.broker.ServiceConfiguration> customize;
     private StandaloneBroker broker;
+
+    /** A broker with the harness's settings. */
+    public SharedBroker() {
+        this(conf -> { });
+    }
+
+    /** A broker whose settings {@code customize} changes after the harness's own. */
+    public SharedBroker(java.util.function.Consumer<org.apache.pulsar.broker.ServiceConfiguration> customize) {
+        this.customize = customize;
+    }
     private PulsarClient client;
     private PulsarAdmin admin;
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        broker = StandaloneBroker.start(context.getRequiredTestClass().getSimpleName());
+        broker = StandaloneBroker.start(context.getRequiredTestClass().getSimpleName(), customize);
         client = broker.newClient();
         admin = broker.newAdmin();
     }
