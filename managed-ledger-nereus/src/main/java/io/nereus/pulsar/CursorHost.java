@@ -84,13 +84,8 @@ interface CursorHost extends EntryReader {
 
     /** The stream offset a position stands for, clamped to {@code [firstOffset(), committedEnd()]}. */
     default long offsetOf(Position p) {
-        if (p.getLedgerId() < ledgerId()) {
-            return firstOffset();
-        }
-        if (p.getLedgerId() > ledgerId()) {
-            return committedEnd();
-        }
-        return Math.max(firstOffset(), Math.min(committedEnd(), p.getEntryId()));
+        long first = firstOffset();
+        return new VirtualLedger(ledgerId(), first, committedEnd()).offsetOf(p);
     }
 
     default Position position(long offset) {

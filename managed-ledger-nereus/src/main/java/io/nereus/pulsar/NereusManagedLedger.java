@@ -1,6 +1,5 @@
 package io.nereus.pulsar;
 
-import com.google.common.collect.BoundType;
 import com.google.common.collect.Range;
 import io.nereus.metadata.CursorStore;
 import io.nereus.metadata.LedgerProperties;
@@ -637,31 +636,20 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     // ---- sizes and positions ----
 
+    /** The stored entries as positions, now (the first offset is read before the committed end). */
+    VirtualLedger view() {
+        long first = firstOffset;
+        return new VirtualLedger(ledgerId, first, committedEnd);
+    }
+
     @Override
     public long getNumberOfEntries() {
-        return Math.max(0, committedEnd - firstOffset);
+        return view().entries();
     }
 
     @Override
     public long getNumberOfEntries(Range<Position> range) {
-        long from = range.hasLowerBound() ? boundOffset(range.lowerEndpoint())
-                + (range.lowerBoundType() == BoundType.OPEN ? 1 : 0) : firstOffset;
-        long to = range.hasUpperBound() ? boundOffset(range.upperEndpoint())
-                + (range.upperBoundType() == BoundType.CLOSED ? 1 : 0) : committedEnd;
-        from = Math.max(from, firstOffset);
-        to = Math.min(to, committedEnd);
-        return Math.max(0, to - from);
-    }
-
-    /** The offset a range endpoint stands for: before this ledger is -1, after it is the committed end. */
-    private long boundOffset(Position p) {
-        if (p.getLedgerId() < ledgerId) {
-            return -1;
-        }
-        if (p.getLedgerId() > ledgerId) {
-            return committedEnd;
-        }
-        return p.getEntryId();
+        return view().entries(range);
     }
 
     @Override
@@ -724,39 +712,31 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public Position getLastConfirmedEntry() {
-        return PositionFactory.create(ledgerId, committedEnd - 1);
+        return view().lastConfirmed();
     }
 
     @Override
     public Position getFirstPosition() {
-        return PositionFactory.create(ledgerId, firstOffset - 1);
+        return view().firstPosition();
     }
 
     boolean isValidPosition(Position p) {
-        return p.getLedgerId() == ledgerId && p.getEntryId() >= firstOffset && p.getEntryId() < committedEnd;
+        return view().isStored(p);
     }
 
     @Override
     public Position getNextValidPosition(Position position) {
-        long next = offsetOf(position) + 1;
-        if (position.getLedgerId() < ledgerId || position.getEntryId() < firstOffset - 1) {
-            next = firstOffset;
-        }
-        return PositionFactory.create(ledgerId, Math.min(Math.max(next, firstOffset), committedEnd));
+        return view().next(position);
     }
 
     @Override
     public Position getPreviousPosition(Position position) {
-        long offset = position.getLedgerId() > ledgerId ? committedEnd : position.getEntryId();
-        return PositionFactory.create(ledgerId, Math.max(firstOffset, offset) - 1);
+        return view().previous(position);
     }
 
     @Override
     public Position getPositionAfterN(Position startPosition, long n, PositionBound startRange) {
-        long start = startRange == PositionBound.startIncluded ? offsetOf(startPosition)
-                : getNextValidPosition(startPosition).getEntryId();
-        long result = Math.min(start + n, committedEnd) - 1;
-        return PositionFactory.create(ledgerId, Math.max(result, firstOffset - 1));
+        return view().afterN(startPosition, n, startRange);
     }
 
     @Override

@@ -105,13 +105,7 @@ final class NereusReadOnlyLedger implements ReadOnlyManagedLedger, EntryReader {
 
     private long clamp(Position p) {
         StreamHead h = head;
-        if (p == null || p.getLedgerId() < ledgerId) {
-            return h.trimOffset();
-        }
-        if (p.getLedgerId() > ledgerId) {
-            return h.committedEnd();
-        }
-        return Math.max(h.trimOffset(), Math.min(h.committedEnd(), p.getEntryId()));
+        return p == null ? h.trimOffset() : new VirtualLedger(ledgerId, h.trimOffset(), h.committedEnd()).offsetOf(p);
     }
 
     /** A read-only cursor: a read position and nothing persisted. Not thread-safe beyond its volatile position. */

@@ -1,0 +1,104 @@
+package io.nereus.pulsar;
+
+import com.google.common.collect.BoundType;
+import com.google.common.collect.Range;
+import org.apache.bookkeeper.mledger.Position;
+import org.apache.bookkeeper.mledger.PositionBound;
+import org.apache.bookkeeper.mledger.PositionFactory;
+
+/**
+ * A snapshot of a Nereus ledger's stored entries seen as Pulsar positions (DESIGN §8): one virtual ledger
+ * {@code ledgerId} per stream incarnation whose entry ids are the stream's offsets; the stored entries are the
+ * offsets {@code [firstOffset, committedEnd)}, dense. The first position is {@code (ledgerId, firstOffset - 1)} (the
+ * position before the first entry, as Pulsar reports it) and the last confirmed one {@code (ledgerId,
+ * committedEnd - 1)}. Positions of lower ledger ids (earlier incarnations, {@code EARLIEST}) lie before every
+ * entry; higher ones ({@code LATEST}) after.
+ */
+record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) {
+    VirtualLedger {
+        if (firstOffset < 0 || firstOffset > committedEnd) {
+            throw new IllegalArgumentException("virtual ledger " + ledgerId + " needs 0 <= firstOffset <= committedEnd: "
+                    + firstOffset + ", " + committedEnd);
+        }
+    }
+
+    Position position(long offset) {
+        return PositionFactory.create(ledgerId, offset);
+    }
+
+    long entries() {
+        return committedEnd - firstOffset;
+    }
+
+    Position firstPosition() {
+        return position(firstOffset - 1);
+    }
+
+    Position lastConfirmed() {
+        return position(committedEnd - 1);
+    }
+
+    /** True when {@code p} is a stored entry. */
+    boolean isStored(Position p) {
+        return p.getLedgerId() == ledgerId && p.getEntryId() >= firstOffset && p.getEntryId() < committedEnd;
+    }
+
+    /** The offset {@code p} stands for, clamped to {@code [firstOffset, committedEnd]}. */
+    long offsetOf(Position p) {
+        if (p.getLedgerId() < ledgerId) {
+            return firstOffset;
+        }
+        if (p.getLedgerId() > ledgerId) {
+            return committedEnd;
+        }
+        return Math.max(firstOffset, Math.min(committedEnd, p.getEntryId()));
+    }
+
+    /** Stored entries in {@code range} (endpoints of other ledgers lie before or after all entries). */
+    long entries(Range<Position> range) {
+        long from = range.hasLowerBound() ? endpoint(range.lowerEndpoint())
+                + (range.lowerBoundType() == BoundType.OPEN ? 1 : 0) : firstOffset;
+        long to = range.hasUpperBound() ? endpoint(range.upperEndpoint())
+                + (range.upperBoundType() == BoundType.CLOSED ? 1 : 0) : committedEnd;
+        return Math.max(0, Math.min(to, committedEnd) - Math.max(from, firstOffset));
+    }
+
+    private long endpoint(Position p) {
+        if (p.getLedgerId() < ledgerId) {
+            return -1;
+        }
+        if (p.getLedgerId() > ledgerId) {
+            return committedEnd;
+        }
+        return p.getEntryId();
+    }
+
+    /** The stored entry after {@code p}; {@code (ledgerId, committedEnd)} when there is none yet. */
+    Position next(Position p) {
+        long next;
+        if (p.getLedgerId() < ledgerId) {
+            next = firstOffset;
+        } else if (p.getLedgerId() > ledgerId) {
+            next = committedEnd;
+        } else {
+            next = Math.max(firstOffset, p.getEntryId() + 1);
+        }
+        return position(Math.min(next, committedEnd));
+    }
+
+    /** The position before {@code p}, at least the first position. */
+    Position previous(Position p) {
+        long offset = p.getLedgerId() > ledgerId ? committedEnd : p.getEntryId();
+        return position(Math.max(firstOffset, offset) - 1);
+    }
+
+    /**
+     * The position {@code n} entries on from {@code start} (counting it when {@code startIncluded}), at most the
+     * last confirmed one: Pulsar's {@code getPositionAfterN}.
+     */
+    Position afterN(Position start, long n, PositionBound bound) {
+        long from = bound == PositionBound.startIncluded ? offsetOf(start) : next(start).getEntryId();
+        long result = Math.min(from + n, committedEnd) - 1;
+        return position(Math.max(result, firstOffset - 1));
+    }
+}
