@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
  * mvn -B -pl pulsar-it -am verify -Dnereus.it.excludedGroups= -Dgroups=benchmark
  * </pre>
  * System properties: {@code bench.rounds} (default 3), {@code bench.messages} (default 50,000),
- * {@code bench.size} (payload bytes, default 1,024). Each round and storage: a fresh broker; one producer sends
+ * {@code bench.size} (payload bytes, default 1,024), {@code bench.nereusOnly} (profiling aid: runs Nereus only). Each round and storage: a fresh broker; one producer sends
  * the messages async with at most 1,000 pending, with batching (the client default) and then, on another topic,
  * without (one entry per message, 1/5 of the messages); then a consumer that subscribed before the first send reads
  * the batched topic back. Nothing is asserted on time; the run prints a table.
@@ -52,6 +52,9 @@ class BrokerThroughputBenchmark {
             for (int round = 0; round < rounds; round++) {
                 List<StorageMode> order = round % 2 == 0 ? List.of(StorageMode.BOOKKEEPER, StorageMode.NEREUS)
                         : List.of(StorageMode.NEREUS, StorageMode.BOOKKEEPER);
+                if (Boolean.getBoolean("bench.nereusOnly")) {
+                    order = List.of(StorageMode.NEREUS); // a profiling aid: no comparison is printed
+                }
                 for (StorageMode mode : order) {
                     System.setProperty(StorageMode.PROPERTY, mode.name().toLowerCase(Locale.ROOT));
                     Result r = runOnce(mode, messages, size, round);
