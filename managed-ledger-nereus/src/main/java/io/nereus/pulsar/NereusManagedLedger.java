@@ -2,7 +2,6 @@ package io.nereus.pulsar;
 
 import com.google.common.collect.Range;
 import io.nereus.metadata.CursorStore;
-import io.nereus.metadata.LedgerProperties;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
@@ -25,7 +24,6 @@ import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -96,7 +94,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final CommitWaiters waiters;
     private final NereusLedgerStats stats;
     private final LedgerTrimmer trimmer;
-    private final Map<String, NereusManagedCursor> cursors = new ConcurrentHashMap<>();
+    private final LedgerCursors cursors = new LedgerCursors(this);
     private final LedgerPropertiesState properties;
     private final AtomicInteger pendingAdds = new AtomicInteger();
     private final AtomicLong entriesAdded = new AtomicLong();
@@ -156,17 +154,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     private CompletableFuture<NereusManagedLedger> load() {
-        return properties.load().thenCompose(props -> cursorStore.listCursors(streamId())).thenCompose(names -> {
-            List<CompletableFuture<NereusManagedCursor>> opens = new ArrayList<>();
-            for (String cursorName : names) {
-                opens.add(NereusManagedCursor.openDurable(this, cursorName, InitialPosition.Latest, Map.of(), Map.of())
-                        .thenApply(c -> {
-                            cursors.put(cursorName, c);
-                            return c;
-                        }));
-            }
-            return CompletableFuture.allOf(opens.toArray(CompletableFuture[]::new));
-        }).thenCompose(ignored -> initializeInterceptor()).thenApply(ignored -> {
+        return properties.load().thenCompose(props -> cursorStore.listCursors(streamId()))
+                .thenCompose(cursors::loadStored).thenCompose(ignored -> initializeInterceptor()).thenApply(ignored -> {
             LOG.info("Opened managed ledger name={} stream={} ledgerId={} epoch={} committedEnd={} trimOffset={}",
                     name, streamId(), ledgerId, writerEpoch, committedEnd, firstOffset);
             return this;
@@ -296,7 +285,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public void cursorClosed(NereusManagedCursor cursor) {
-        cursors.remove(cursor.getName(), cursor);
+        cursors.closed(cursor);
     }
 
     // ---- appends ----
@@ -504,37 +493,13 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
                 c -> callback.openCursorComplete(c, ctx), e -> callback.openCursorFailed(e, ctx));
     }
 
-    private final Map<String, CompletableFuture<NereusManagedCursor>> openingCursors = new ConcurrentHashMap<>();
-
     private CompletableFuture<NereusManagedCursor> openCursorAsync(String cursorName, InitialPosition initial,
             Map<String, Long> props, Map<String, String> cursorProperties) {
         State s = state;
         if (s == State.CLOSED || s == State.DELETED) {
             return CompletableFuture.failedFuture(stateError(s));
         }
-        NereusManagedCursor existing = cursors.get(cursorName);
-        if (existing != null && existing.isDurable()) {
-            return CompletableFuture.completedFuture(existing);
-        }
-        CompletableFuture<NereusManagedCursor> mine = new CompletableFuture<>();
-        CompletableFuture<NereusManagedCursor> opening = openingCursors.putIfAbsent(cursorName, mine);
-        if (opening != null) {
-            return opening;
-        }
-        NereusManagedCursor.openDurable(this, cursorName, initial == null ? InitialPosition.Latest : initial,
-                props == null ? Map.of() : props, cursorProperties == null ? Map.of() : cursorProperties)
-                .whenComplete((c, t) -> {
-                    if (c != null) {
-                        cursors.put(cursorName, c);
-                    }
-                    openingCursors.remove(cursorName, mine);
-                    if (t != null) {
-                        mine.completeExceptionally(t);
-                    } else {
-                        mine.complete(c);
-                    }
-                });
-        return mine;
+        return cursors.openDurable(cursorName, initial, props, cursorProperties);
     }
 
     @Override
@@ -555,14 +520,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (s == State.CLOSED || s == State.DELETED) {
             throw stateError(s);
         }
-        NereusManagedCursor existing = cursors.get(cursorName);
-        if (existing != null) {
-            return existing;
-        }
-        NereusManagedCursor c = NereusManagedCursor.nonDurable(this, cursorName, startPosition, initialPosition,
-                isReadCompacted);
-        NereusManagedCursor raced = cursors.putIfAbsent(cursorName, c);
-        return raced != null ? raced : c;
+        return cursors.nonDurable(cursorName, startPosition, initialPosition, isReadCompacted);
     }
 
     @Override
@@ -577,12 +535,10 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     private CompletableFuture<Void> deleteCursorAsync(String cursorName) {
-        NereusManagedCursor c = cursors.remove(cursorName);
-        if (c == null) {
-            // not open here: the stored state may still exist (it is removed conditionally on our epoch)
-            return cursorStore.deleteCursor(streamId(), cursorName, writerEpoch).thenAccept(this::checkWritten);
-        }
-        return c.deleteState().thenRun(trimmer::trimSoon);
+        return cursors.remove(cursorName).map(c -> c.deleteState().thenRun(trimmer::trimSoon))
+                // not open here: the stored state may still exist (it is removed conditionally on our epoch)
+                .orElseGet(() -> cursorStore.deleteCursor(streamId(), cursorName, writerEpoch)
+                        .thenAccept(this::checkWritten));
     }
 
     WriteOutcome checkWritten(WriteOutcome outcome) {
@@ -604,34 +560,22 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public Iterable<ManagedCursor> getCursors() {
-        return Collections.unmodifiableCollection(new ArrayList<>(cursors.values()));
+        return Collections.unmodifiableList(cursors.all());
     }
 
     @Override
     public Iterable<ManagedCursor> getActiveCursors() {
-        List<ManagedCursor> active = new ArrayList<>();
-        for (NereusManagedCursor c : cursors.values()) {
-            if (c.isActive()) {
-                active.add(c);
-            }
-        }
-        return active;
+        return cursors.active();
     }
 
     Iterable<NereusManagedCursor> nereusCursors() {
-        return new ArrayList<>(cursors.values());
+        return cursors.all();
     }
 
     /** The durable cursor with the lowest mark-delete, if any. */
     @Override
     public ManagedCursor getSlowestConsumer() {
-        NereusManagedCursor slowest = null;
-        for (NereusManagedCursor c : cursors.values()) {
-            if (c.isDurable() && (slowest == null || c.markDeleteEnd() < slowest.markDeleteEnd())) {
-                slowest = c;
-            }
-        }
-        return slowest;
+        return cursors.slowestDurable().orElse(null);
     }
 
     // ---- sizes and positions ----
@@ -655,10 +599,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public long getNumberOfActiveEntries() {
         long from = committedEnd;
-        for (NereusManagedCursor c : cursors.values()) {
-            if (c.isActive()) {
-                from = Math.min(from, offsetOf(c.getReadPosition()));
-            }
+        for (ManagedCursor c : cursors.active()) {
+            from = Math.min(from, offsetOf(c.getReadPosition()));
         }
         return Math.max(0, committedEnd - from);
     }
@@ -885,15 +827,9 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             return closed;
         }
         state = State.CLOSED;
-        List<CompletableFuture<Void>> closes = new ArrayList<>();
-        for (NereusManagedCursor c : cursors.values()) {
-            closes.add(c.closeAsync().exceptionally(t -> {
-                LOG.warn("Cursor did not close cleanly ledger={} cursor={}", name, c.getName(), t);
-                return null;
-            }));
-        }
+        CompletableFuture<Void> cursorsClosed = cursors.closeAll();
         waiters.releaseAll();
-        closed = CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new)).whenComplete((v, t) -> {
+        closed = cursorsClosed.whenComplete((v, t) -> {
             factory.closed(this);
             LOG.info("Closed managed ledger name={} stream={}", name, streamId());
         });
@@ -922,10 +858,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         state = State.DELETED;
         ManagedLedgerException why = new ManagedLedgerException.ManagedLedgerNotFoundException(
                 "managed ledger " + name + " was deleted");
-        for (NereusManagedCursor c : cursors.values()) {
-            c.ledgerClosed(why);
-        }
-        cursors.clear();
+        cursors.failAll(why);
         waiters.releaseAll();
         deleted = factory.streams().deleteStream(name).thenCompose(entry -> factory.topicNodes().remove(name))
                 .thenAccept(ignored -> {
@@ -1005,7 +938,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public CompletableFuture<Void> asyncTruncate() {
         List<CompletableFuture<Void>> clears = new ArrayList<>();
-        for (NereusManagedCursor c : cursors.values()) {
+        for (NereusManagedCursor c : cursors.all()) {
             CompletableFuture<Void> f = new CompletableFuture<>();
             c.asyncClearBacklog(new AsyncCallbacks.ClearBacklogCallback() {
                 @Override
@@ -1183,10 +1116,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
                     + ", entries [" + firstOffset + ", " + committedEnd + "), writer epoch " + writerEpoch;
         }
         s.ledgers = List.of(li);
-        s.cursors = new HashMap<>();
-        for (NereusManagedCursor c : cursors.values()) {
-            s.cursors.put(c.getName(), c.getCursorStats());
-        }
+        s.cursors = cursors.stats();
         return CompletableFuture.completedFuture(s);
     }
 
