@@ -344,6 +344,29 @@ class NereusManagedLedgerTest {
         assertThat(ml.getNumberOfEntries()).isEqualTo(3);
     }
 
+    @Test
+    void duplicateNonDurableCursor_copiesTheAcknowledgementsAndIsIndependent() throws Exception {
+        ManagedLedger ml = broker("b1").open("duplicated");
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        List<Position> p = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            p.add(ml.addEntry(bytes("d" + i)));
+        }
+        cursor.markDelete(p.get(0));
+        cursor.delete(p.get(2));
+
+        var copy = cursor.duplicateNonDurableCursor("copy");
+
+        assertThat(copy.isDurable()).isFalse();
+        assertThat(copy.getMarkDeletedPosition()).isEqualTo(p.get(0));
+        assertThat(copy.isMessageDeleted(p.get(2))).isTrue();
+        assertThat(copy.readEntries(10)).extracting(NereusManagedLedgerTest::text).containsExactly("d1", "d3", "d4");
+        assertThat(ml.getCursors()).contains(copy);
+        copy.markDelete(p.get(4));
+        assertThat(cursor.getMarkDeletedPosition()).as("the original is untouched").isEqualTo(p.get(0));
+        assertThat(cursor.getNumberOfEntriesInBacklog(true)).isEqualTo(3);
+    }
+
     private static CompletableFuture<ManagedLedger> openAsync(NereusManagedLedgerFactory f, String name) {
         CompletableFuture<ManagedLedger> r = new CompletableFuture<>();
         f.asyncOpen(name, new ManagedLedgerConfig(), new AsyncCallbacks.OpenLedgerCallback() {
