@@ -3,6 +3,7 @@ package io.nereus.generation;
 import io.nereus.metadata.IndexLookup;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
@@ -53,11 +54,19 @@ public final class GenerationResolver {
 
     /** Resolves {@code offset} of {@code stream} in {@code view}, given a head snapshot the caller already read. */
     public CompletableFuture<Resolution> resolve(StreamId stream, ReadView view, long offset, StreamHead head) {
-        if (offset < head.trimOffset()) {
-            return CompletableFuture.completedFuture(new Resolution.Trimmed(head.trimOffset()));
+        return resolve(stream, view, offset, head.readableRange());
+    }
+
+    /**
+     * Resolves {@code offset} of {@code stream} in {@code view}, given the stream's readable range {@code [trim
+     * offset, committed end)} as the caller knows it (from a head snapshot, or as the stream's writer).
+     */
+    public CompletableFuture<Resolution> resolve(StreamId stream, ReadView view, long offset, OffsetRange readable) {
+        if (offset < readable.start()) {
+            return CompletableFuture.completedFuture(new Resolution.Trimmed(readable.start()));
         }
-        if (offset >= head.committedEnd()) {
-            return CompletableFuture.completedFuture(new Resolution.NotYetCommitted(head.committedEnd()));
+        if (offset >= readable.end()) {
+            return CompletableFuture.completedFuture(new Resolution.NotYetCommitted(readable.end()));
         }
         IndexRecord hit = cachedRecord(stream, view, offset);
         if (hit != null) {

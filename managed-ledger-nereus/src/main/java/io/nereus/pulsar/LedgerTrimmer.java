@@ -115,10 +115,19 @@ final class LedgerTrimmer {
             if (target <= ledger.firstOffset()) {
                 return CompletableFuture.completedFuture(null);
             }
-            return metadata.trim(ledger.streamId(), target).thenAccept(head -> {
-                ledger.trimmed(head.trimOffset());
+            // Readers stop below the target before the trim commits, so no reader is served an offset the
+            // stream has trimmed (the ledger's reads trust its own first offset); a failed trim gives them back.
+            long before = ledger.firstOffset();
+            ledger.trimming(target);
+            return metadata.trim(ledger.streamId(), target).handle((head, t) -> {
+                if (t != null) {
+                    ledger.trimFailed(target, before);
+                    throw new java.util.concurrent.CompletionException(t);
+                }
+                ledger.trimming(head.trimOffset());
                 LOG.debug("Trimmed ledger={} stream={} trimOffset={}", ledger.getName(), ledger.streamId(),
                         head.trimOffset());
+                return null;
             });
         });
     }

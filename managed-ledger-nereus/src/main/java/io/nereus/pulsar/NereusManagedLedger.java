@@ -2,6 +2,7 @@ package io.nereus.pulsar;
 
 import com.google.common.collect.Range;
 import io.nereus.metadata.CursorStore;
+import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
@@ -10,6 +11,7 @@ import io.nereus.metadata.WriteOutcome;
 import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
+import io.nereus.stream.ReadResult;
 import io.nereus.stream.StoredEntry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -235,9 +237,16 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (from >= end) {
             return CompletableFuture.completedFuture(List.of());
         }
-        int entries = (int) Math.min(maxEntries, end - from);
-        return stream.read(ReadView.COMMITTED, from, Math.max(1, entries), Math.max(0, maxBytes),
-                BoundaryMode.EXACT_START).handleAsync((r, t) -> {
+        int entries = Math.max(1, (int) Math.min(maxEntries, end - from));
+        long byteLimit = Math.max(0, maxBytes);
+        State s = state;
+        // As the stream's writer this ledger knows its readable range (it committed everything below its
+        // committed end and is the only one that trims): no metadata read. A fenced ledger asks the head.
+        CompletableFuture<ReadResult> read = s == State.OPEN || s == State.TERMINATED
+                ? stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START,
+                        new OffsetRange(Math.min(firstOffset, end), end))
+                : stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START);
+        return read.handleAsync((r, t) -> {
                     if (t != null) {
                         stats.recordReadEntriesError();
                         throw new java.util.concurrent.CompletionException(PulsarErrors.map(t));
@@ -956,10 +965,20 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return CompletableFuture.allOf(clears.toArray(CompletableFuture[]::new)).thenCompose(v -> trimmer.trimNow());
     }
 
-    /** Called by the trimmer after the stream's trim point moved. */
-    void trimmed(long newFirstOffset) {
+    /**
+     * Moves the first readable offset up to {@code newFirstOffset} (never down). Only the trimmer calls this and
+     * {@link #trimFailed}, one run at a time, so the volatile field has one writer.
+     */
+    void trimming(long newFirstOffset) {
         if (newFirstOffset > firstOffset) {
-            firstOffset = newFirstOffset;
+            firstOffset = Math.min(newFirstOffset, committedEnd);
+        }
+    }
+
+    /** A trim to {@code target} failed: the offsets from {@code before} are readable again. */
+    void trimFailed(long target, long before) {
+        if (firstOffset == target) {
+            firstOffset = before;
         }
     }
 

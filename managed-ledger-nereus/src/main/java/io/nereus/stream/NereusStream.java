@@ -223,23 +223,56 @@ public final class NereusStream {
      */
     public CompletableFuture<ReadResult> read(ReadView view, long fromOffset, int maxEntries, long maxBytes,
             BoundaryMode mode) {
+        RuntimeException invalid = invalidRead(view, fromOffset, maxEntries, maxBytes, mode);
+        if (invalid != null) {
+            return CompletableFuture.failedFuture(invalid);
+        }
+        return head().thenCompose(head -> {
+            purgatory.advance(head.committedEnd());
+            return readWithin(view, fromOffset, maxEntries, maxBytes, mode, head.readableRange());
+        });
+    }
+
+    /**
+     * As {@link #read}, with the stream's readable range {@code [trim offset, committed end)} given instead of read
+     * from the head: for the stream's writer, which knows both (it committed every offset below its committed end
+     * and is the only one that trims), so its reads need no metadata read before the tail cache or the resolver.
+     * A range that claims more than the head holds is a caller bug; offsets the stream no longer has fail as any
+     * unreadable offset does.
+     */
+    public CompletableFuture<ReadResult> read(ReadView view, long fromOffset, int maxEntries, long maxBytes,
+            BoundaryMode mode, OffsetRange readable) {
+        RuntimeException invalid = invalidRead(view, fromOffset, maxEntries, maxBytes, mode);
+        if (invalid == null && readable == null) {
+            invalid = new NullPointerException("readable");
+        }
+        if (invalid != null) {
+            return CompletableFuture.failedFuture(invalid);
+        }
         try {
-            Objects.requireNonNull(view, "view");
-            Objects.requireNonNull(mode, "mode");
-            if (fromOffset < 0 || maxEntries < 1 || maxBytes < 0) {
-                throw new IllegalArgumentException("need fromOffset >= 0, maxEntries >= 1, maxBytes >= 0");
-            }
+            return readWithin(view, fromOffset, maxEntries, maxBytes, mode, readable);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return head().thenCompose(head -> {
-            if (fromOffset < head.trimOffset()) {
-                throw Errors.of(ErrorCode.OFFSET_TRIMMED, id(), fromOffset);
-            }
-            purgatory.advance(head.committedEnd());
-            ReadState st = new ReadState(view, fromOffset, maxEntries, maxBytes, mode, head);
-            return readLoop(st);
-        });
+    }
+
+    private static RuntimeException invalidRead(ReadView view, long fromOffset, int maxEntries, long maxBytes,
+            BoundaryMode mode) {
+        if (view == null || mode == null) {
+            return new NullPointerException(view == null ? "view" : "mode");
+        }
+        if (fromOffset < 0 || maxEntries < 1 || maxBytes < 0) {
+            return new IllegalArgumentException("need fromOffset >= 0, maxEntries >= 1, maxBytes >= 0");
+        }
+        return null;
+    }
+
+    private CompletableFuture<ReadResult> readWithin(ReadView view, long fromOffset, int maxEntries, long maxBytes,
+            BoundaryMode mode, OffsetRange readable) {
+        if (fromOffset < readable.start()) {
+            throw Errors.of(ErrorCode.OFFSET_TRIMMED, id(), fromOffset);
+        }
+        return readLoop(new ReadState(view, fromOffset, maxEntries, maxBytes, mode, readable));
     }
 
     private final class ReadState {
@@ -248,23 +281,23 @@ public final class NereusStream {
         final int maxEntries;
         final long maxBytes;
         final BoundaryMode mode;
-        final StreamHead head;
+        final OffsetRange readable;
         final List<StoredEntry> out = new ArrayList<>();
         long offset;
         long bytes;
 
-        ReadState(ReadView view, long from, int maxEntries, long maxBytes, BoundaryMode mode, StreamHead head) {
+        ReadState(ReadView view, long from, int maxEntries, long maxBytes, BoundaryMode mode, OffsetRange readable) {
             this.view = view;
             this.from = from;
             this.maxEntries = maxEntries;
             this.maxBytes = maxBytes;
             this.mode = mode;
-            this.head = head;
+            this.readable = readable;
             this.offset = from;
         }
 
         boolean full() {
-            return out.size() >= maxEntries || (!out.isEmpty() && bytes >= maxBytes) || offset >= head.committedEnd();
+            return out.size() >= maxEntries || (!out.isEmpty() && bytes >= maxBytes) || offset >= readable.end();
         }
 
         /** Adds {@code e} if it fits; returns false when the read is full. */
@@ -291,7 +324,7 @@ public final class NereusStream {
 
         ReadResult result() {
             long next = out.isEmpty() ? from : out.get(out.size() - 1).range().end();
-            return new ReadResult(out, next, head.committedEnd());
+            return new ReadResult(out, next, readable.end());
         }
     }
 
@@ -305,7 +338,7 @@ public final class NereusStream {
                 }
             }
             long at = st.offset;
-            return resolver.resolve(id(), st.view, at, st.head).handle((r, error) -> {
+            return resolver.resolve(id(), st.view, at, st.readable).handle((r, error) -> {
                 if (error != null) {
                     throw Errors.read(error, id(), at);
                 }

@@ -263,6 +263,41 @@ class StreamStorageTest {
     }
 
     @Test
+    void read_withTheWritersReadableRange_answersAsTheHeadDoes_evenWhenItLagsATrim() {
+        StreamStorage storage = storage("broker-a");
+        NereusStream s = await(storage.openStream("known-range"));
+        await(s.acquireWriter());
+        for (int i = 0; i < 4; i++) {
+            await(s.append(List.of(AppendEntry.of(payload("p" + i)))));
+        }
+        OffsetRange known = new OffsetRange(0, 4);
+        assertThat(await(s.read(ReadView.COMMITTED, 1, 10, 1 << 20, BoundaryMode.EXACT_START, known)).entries())
+                .extracting(e -> new String(e.payload(), StandardCharsets.UTF_8)).containsExactly("p1", "p2", "p3");
+        ReadResult atEnd = await(s.read(ReadView.COMMITTED, 4, 10, 1 << 20, BoundaryMode.EXACT_START, known));
+        assertThat(atEnd.entries()).isEmpty();
+        assertThat(atEnd.committedEnd()).isEqualTo(4);
+        assertThatThrownBy(() -> await(s.read(ReadView.COMMITTED, 0, 1, 100, BoundaryMode.EXACT_START,
+                new OffsetRange(2, 4)))).isInstanceOfSatisfying(NereusException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.OFFSET_TRIMMED));
+
+        // a range that lags a trim (the stored head moved on) still never serves a trimmed offset from storage
+        await(metadata.trim(s.id(), 2));
+        NereusStream cold = await(storage("broker-b").openStream("known-range"));
+        assertThatThrownBy(() -> await(cold.read(ReadView.COMMITTED, 0, 1, 100, BoundaryMode.EXACT_START, known)))
+                .isInstanceOfSatisfying(NereusException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.OFFSET_TRIMMED));
+    }
+
+    @Test
+    void read_withAReadableRange_refusesMissingArguments() {
+        NereusStream s = await(storage("broker-a").openStream("bad-range"));
+        assertThatThrownBy(() -> await(s.read(ReadView.COMMITTED, 0, 1, 100, BoundaryMode.EXACT_START, null)))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("readable");
+        assertThatThrownBy(() -> await(s.read(ReadView.COMMITTED, -1, 1, 100, BoundaryMode.EXACT_START,
+                new OffsetRange(0, 0)))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void commitUnknownResult_appliedOrNot_leavesNoDuplicateOrMissingOffsets() {
         NereusStream s = await(storage("broker-a").openStream("unknown"));
         await(s.acquireWriter());
