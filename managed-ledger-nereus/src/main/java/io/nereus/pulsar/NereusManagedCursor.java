@@ -15,9 +15,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.AsyncCallbacks;
@@ -404,11 +401,7 @@ public final class NereusManagedCursor implements ManagedCursor {
     @Override
     public List<Entry> readEntriesOrWait(int maxEntries, long maxSizeBytes)
             throws InterruptedException, ManagedLedgerException {
-        try {
-            return readOrWait(maxEntries, maxSizeBytes, null, null).get();
-        } catch (ExecutionException e) {
-            throw PulsarErrors.map(e.getCause());
-        }
+        return Sync.await(readOrWait(maxEntries, maxSizeBytes, null, null));
     }
 
     @Override
@@ -929,15 +922,8 @@ public final class NereusManagedCursor implements ManagedCursor {
         }
     }
 
-    /** Runs the callback matching {@code f}'s outcome on the host executor, with the error mapped. */
     private <T> void deliver(CompletableFuture<T> f, Consumer<T> ok, Consumer<ManagedLedgerException> failed) {
-        f.whenCompleteAsync((v, t) -> {
-            if (t == null) {
-                ok.accept(v);
-            } else {
-                failed.accept(PulsarErrors.map(t));
-            }
-        }, host.executor());
+        Callbacks.deliver(f, host.executor(), ok, failed);
     }
 
     private void deliverRead(CompletableFuture<List<Entry>> f, AsyncCallbacks.ReadEntriesCallback callback,
@@ -948,13 +934,6 @@ public final class NereusManagedCursor implements ManagedCursor {
     /** Blocks the calling thread (never a callback thread) for {@code f}, with the metadata timeout. */
     private <T> T await(CompletableFuture<T> f) throws InterruptedException, ManagedLedgerException {
         long timeout = Math.max(1, host.config().getMetadataOperationsTimeoutSeconds());
-        try {
-            return f.get(timeout, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            throw PulsarErrors.map(e.getCause());
-        } catch (TimeoutException e) {
-            throw new ManagedLedgerException("cursor " + name + " of " + host.name() + ": operation timed out after "
-                    + timeout + " s");
-        }
+        return Sync.await(f, java.time.Duration.ofSeconds(timeout), "cursor " + name + " of " + host.name());
     }
 }

@@ -92,7 +92,6 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final long writerEpoch;
     private final CursorStore cursorStore;
     private final Executor executor;
-    private final Clock clock;
     private final CommitWaiters waiters;
     private final NereusLedgerStats stats;
     private final LedgerTrimmer trimmer;
@@ -106,7 +105,6 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private volatile long committedEnd;
     private volatile long firstOffset;
     private volatile long committedBytes;
-    private volatile long lastAddMillis;
     private CompletableFuture<Void> terminated;
     private CompletableFuture<Void> closed;
     private CompletableFuture<Void> deleted;
@@ -122,12 +120,10 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         this.writerEpoch = writerEpoch;
         this.cursorStore = factory.cursorStore();
         this.executor = executor;
-        this.clock = clock;
         this.committedEnd = head.committedEnd();
         this.firstOffset = head.trimOffset();
         this.committedBytes = head.cumulativeBytes();
         this.createdAtMillis = clock.millis();
-        this.lastAddMillis = createdAtMillis;
         this.waiters = new CommitWaiters(executor, head.committedEnd());
         this.stats = new NereusLedgerStats(this);
         this.trimmer = new LedgerTrimmer(this, factory.metadata(), clock);
@@ -407,7 +403,6 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             }
             committedBytes += bytes.length;
             entriesAdded.incrementAndGet();
-            lastAddMillis = clock.millis();
             if (range.end() > committedEnd) {
                 committedEnd = range.end();
             }
@@ -986,10 +981,6 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return state;
     }
 
-    Clock clock() {
-        return clock;
-    }
-
     int walWriteQuorum() {
         return factory.walWriteQuorum();
     }
@@ -1137,9 +1128,5 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         s.ledgers = List.of(li);
         s.cursors = cursors.stats();
         return CompletableFuture.completedFuture(s);
-    }
-
-    long lastAddMillis() {
-        return lastAddMillis;
     }
 }

@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -218,13 +217,23 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
                 info -> callback.getInfoComplete(info, ctx), e -> callback.getInfoFailed(e, ctx));
     }
 
+    /** A ledger as stored: its catalog entry, its head and the picture Pulsar's info calls want, one read each. */
+    private record Stored(CatalogEntry entry, StreamHead head, ManagedLedgerInfo info) {
+    }
+
     /** The stored picture of a ledger: the one virtual ledger, its cursors and properties. */
     private CompletableFuture<ManagedLedgerInfo> infoAsync(String name) {
+        return storedAsync(name).thenApply(Stored::info);
+    }
+
+    private CompletableFuture<Stored> storedAsync(String name) {
         return activeCatalogEntry(name).thenCompose(entry -> metadata.head(entry.streamId()).thenCompose(head ->
                 cursorStore.loadProperties(entry.streamId()).thenCompose(props ->
                         cursorStore.listCursors(entry.streamId()).thenCompose(names -> {
                             ManagedLedgerInfo info = new ManagedLedgerInfo();
-                            StreamHead h = head.orElseThrow();
+                            StreamHead h = head.orElseThrow(() -> new java.util.concurrent.CompletionException(
+                                    new ManagedLedgerException.ManagedLedgerNotFoundException(
+                                            "managed ledger " + name + " has no stream head")));
                             info.version = h.commitVersion();
                             info.properties = new HashMap<>(props.values());
                             ManagedLedgerInfo.LedgerInfo li = new ManagedLedgerInfo.LedgerInfo();
@@ -244,7 +253,7 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
                                                 cursorInfo(entry.virtualLedgerId(), st)))));
                             }
                             return CompletableFuture.allOf(loads.toArray(CompletableFuture[]::new))
-                                    .thenApply(v -> info);
+                                    .thenApply(v -> new Stored(entry, h, info));
                         }))));
     }
 
@@ -296,21 +305,18 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
         });
     }
 
-    /** Fills {@code stats} from the stored heads and cursors of a topic not loaded on this broker. */
+    /** Fills {@code stats} from the stored head and cursors of a topic not loaded on this broker. */
     @Override
     public void estimateUnloadedTopicBacklog(PersistentOfflineTopicStats stats, TopicName topicName,
             boolean accurate, Object ctx) throws Exception {
-        String name = topicName.getPersistenceNamingEncoding();
-        ManagedLedgerInfo info = Sync.await(infoAsync(name));
-        ManagedLedgerInfo.LedgerInfo li = info.ledgers.get(0);
+        Stored stored = Sync.await(storedAsync(topicName.getPersistenceNamingEncoding()));
+        ManagedLedgerInfo.LedgerInfo li = stored.info().ledgers.get(0);
         stats.totalMessages = li.entries;
         stats.storageSize = li.size;
         stats.addLedgerDetails(li.entries, clock.millis(), li.size, li.ledgerId);
-        long end = li.entries == 0 ? 0 : info.ledgers.get(0).entries;
+        long committedEnd = stored.head().committedEnd();
         long backlog = 0;
-        long committedEnd = metadata.head(activeCatalogEntry(name).get().streamId()).get().orElseThrow()
-                .committedEnd();
-        for (Map.Entry<String, ManagedLedgerInfo.CursorInfo> c : info.cursors.entrySet()) {
+        for (Map.Entry<String, ManagedLedgerInfo.CursorInfo> c : stored.info().cursors.entrySet()) {
             long markDeleteEnd = c.getValue().markDelete.entryId + 1;
             long acked = 0;
             for (ManagedLedgerInfo.MessageRangeInfo r : c.getValue().individualDeletedMessages) {
@@ -321,7 +327,6 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
             backlog = Math.max(backlog, cursorBacklog);
         }
         stats.messageBacklog = backlog;
-        LOG.debug("Estimated backlog of unloaded ledger name={} entries={} backlog={}", name, end, backlog);
     }
 
     // ---- delete ----
@@ -416,10 +421,5 @@ final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
     @Override
     public ManagedLedgerFactoryConfig getConfig() {
         return factoryConfig;
-    }
-
-    Optional<NereusManagedLedger> openLedger(String name) {
-        CompletableFuture<NereusManagedLedger> f = ledgers.get(name);
-        return f != null && f.isDone() && !f.isCompletedExceptionally() ? Optional.of(f.join()) : Optional.empty();
     }
 }

@@ -1,7 +1,10 @@
 package io.nereus.pulsar;
 
 import java.util.concurrent.CompletableFuture;
+import java.time.Duration;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
 
 /** The blocking variants of Pulsar's managed-ledger API, each a wait on the one future-returning method. */
@@ -15,6 +18,18 @@ final class Sync {
             return f.get();
         } catch (ExecutionException e) {
             throw PulsarErrors.map(e.getCause());
+        }
+    }
+
+    /** As {@link #await(CompletableFuture)}, failing after {@code timeout}; {@code what} names the operation. */
+    static <T> T await(CompletableFuture<T> f, Duration timeout, String what)
+            throws InterruptedException, ManagedLedgerException {
+        try {
+            return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw PulsarErrors.map(e.getCause());
+        } catch (TimeoutException e) {
+            throw new ManagedLedgerException(what + ": operation timed out after " + timeout.toSeconds() + " s");
         }
     }
 }

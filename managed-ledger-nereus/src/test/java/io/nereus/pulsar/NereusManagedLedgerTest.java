@@ -367,6 +367,28 @@ class NereusManagedLedgerTest {
         assertThat(cursor.getNumberOfEntriesInBacklog(true)).isEqualTo(3);
     }
 
+    @Test
+    void estimateUnloadedTopicBacklog_readsTheStoredHeadAndCursors() throws Exception {
+        NereusManagedLedgerFactory f = broker("b1");
+        var topic = org.apache.pulsar.common.naming.TopicName.get("persistent://tenant/ns/estimated");
+        ManagedLedger ml = f.open(topic.getPersistenceNamingEncoding());
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        Position first = ml.addEntry(bytes("e0"));
+        ml.addEntry(bytes("e1"));
+        ml.addEntry(bytes("e2"));
+        cursor.markDelete(first);
+        ml.close();
+
+        var stats = new org.apache.pulsar.common.policies.data.PersistentOfflineTopicStats(topic.toString(), "b1");
+        broker("b2").estimateUnloadedTopicBacklog(stats, topic, true, null);
+
+        assertThat(stats.totalMessages).isEqualTo(3);
+        assertThat(stats.storageSize).isEqualTo(6);
+        assertThat(stats.messageBacklog).isEqualTo(2);
+        assertThat(stats.cursorDetails).containsOnlyKeys("c");
+        assertThat(stats.dataLedgerDetails).hasSize(1);
+    }
+
     private static CompletableFuture<ManagedLedger> openAsync(NereusManagedLedgerFactory f, String name) {
         CompletableFuture<ManagedLedger> r = new CompletableFuture<>();
         f.asyncOpen(name, new ManagedLedgerConfig(), new AsyncCallbacks.OpenLedgerCallback() {
