@@ -2,6 +2,7 @@ package io.nereus.pulsar;
 
 import io.nereus.metadata.CursorState;
 import io.nereus.metadata.OffsetRange;
+import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
@@ -21,13 +22,25 @@ import org.apache.pulsar.common.policies.data.ManagedLedgerInternalStats;
  * ({@link AckTracker}), the read position, the mark-delete and cursor properties, and whether the cursor is
  * closed. Changes return an {@link AckOutcome} telling the caller what to persist; no I/O happens here.
  *
+ * <p>Every change that must be persisted bumps a version under the same monitor that applies it, and
+ * {@link #snapshot()} returns the newest state with its version. The persistence ({@link CursorPersistence})
+ * takes that snapshot itself when a save starts, so a state handed over late can never overwrite a newer one:
+ * a save of version {@code v} holds every change up to {@code v}.
+ *
  * <p>Thread-safe: one monitor, never held while calling anything but the host's non-blocking getters.
  */
 final class CursorAckState implements CursorReads.Acks {
     /** What a change asks of the caller. */
     sealed interface AckOutcome {
-        /** The state changed: persist {@code state}. */
-        record Save(CursorState state) implements AckOutcome {
+        /** The state changed: persist at least {@code version}. */
+        record Save(long version) implements AckOutcome {
+        }
+
+        /**
+         * Part of the change was applied (persist at least {@code version}); the rest was refused for
+         * {@code why}, which the caller reports.
+         */
+        record Partial(long version, ManagedLedgerException why) implements AckOutcome {
         }
 
         /** Nothing changed (an older mark-delete, an entry already deleted). */
@@ -43,6 +56,10 @@ final class CursorAckState implements CursorReads.Acks {
     record ReadStart(long from, long epoch) {
     }
 
+    /** The state to persist and the version of the last change it holds. */
+    record Snapshot(long version, CursorState state) {
+    }
+
     private static final AckOutcome NO_CHANGE = new AckOutcome.NoChange();
 
     private final CursorHost host;
@@ -55,6 +72,8 @@ final class CursorAckState implements CursorReads.Acks {
     private Map<String, Long> properties;
     private Map<String, String> cursorProperties;
     private boolean closed;
+    /** Bumped by every change to persist; the stored state this cursor was loaded from is version 0. */
+    private long version;
 
     CursorAckState(CursorHost host, String name, boolean readCompacted, CursorState state, long readOffset) {
         this.host = host;
@@ -119,23 +138,23 @@ final class CursorAckState implements CursorReads.Acks {
 
     /**
      * Acknowledges individual entries, or batch indexes of entries when a position carries an ack set (bits
-     * set = indexes still unacknowledged; ignored when batch-index acks are disabled, as in Pulsar). Nothing is
-     * applied when any position is beyond the last confirmed entry.
+     * set = indexes still unacknowledged; ignored when batch-index acks are disabled, as in Pulsar). A null
+     * position or one beyond the last confirmed entry is refused and named in a {@link AckOutcome.Partial}
+     * (or {@link AckOutcome.Refused} when nothing else changed); the valid positions of the same call are
+     * applied all the same, so one bad position never drops the acknowledgements beside it.
      */
     synchronized AckOutcome delete(Iterable<Position> positions) {
         if (closed) {
             return new AckOutcome.Refused(closedError());
         }
         long end = host.committedEnd();
-        for (Position p : positions) {
-            if (p == null || beyondEnd(p, end)) {
-                return new AckOutcome.Refused(new ManagedLedgerException.InvalidCursorPositionException(
-                        "deleted position " + p + " is beyond the last confirmed entry " + host.position(end - 1)
-                                + " of " + host.name()));
-            }
-        }
+        List<Position> invalid = new ArrayList<>();
         boolean changed = false;
         for (Position p : positions) {
+            if (p == null || beyondEnd(p, end)) {
+                invalid.add(p);
+                continue;
+            }
             if (p.getLedgerId() < host.ledgerId() || p.getEntryId() < 0) {
                 continue;
             }
@@ -146,11 +165,22 @@ final class CursorAckState implements CursorReads.Acks {
                 changed |= acks.deleteBatchIndexes(p.getEntryId(), BitSet.valueOf(ackSet));
             }
         }
+        ManagedLedgerException refused = invalid.isEmpty() ? null
+                : new ManagedLedgerException.InvalidCursorPositionException(invalid.size() + " deleted position(s) "
+                        + describe(invalid) + " beyond the last confirmed entry " + host.position(end - 1) + " of "
+                        + host.name() + " refused");
         if (!changed) {
-            return NO_CHANGE;
+            return refused == null ? NO_CHANGE : new AckOutcome.Refused(refused);
         }
         readOffset = Math.max(readOffset, acks.markDeleteEnd());
-        return save();
+        AckOutcome.Save saved = save();
+        return refused == null ? saved : new AckOutcome.Partial(saved.version(), refused);
+    }
+
+    /** At most the first five positions, for messages. */
+    private static String describe(List<Position> positions) {
+        List<Position> shown = positions.subList(0, Math.min(5, positions.size()));
+        return positions.size() > shown.size() ? shown + "..." : shown.toString();
     }
 
     /** Mark-deletes the next {@code n} entries (with Exclude, not counting individually deleted ones). */
@@ -191,13 +221,23 @@ final class CursorAckState implements CursorReads.Acks {
     }
 
     /** Replaces the acknowledgements with those of {@code source} (a duplicated cursor). */
-    synchronized void copyAcksFrom(CursorAckState source) {
-        CursorState s;
-        synchronized (source) {
-            s = source.acks.toState(Map.of(), Map.of());
+    void copyAcksFrom(CursorAckState source) {
+        CursorState s = source.snapshot().state();
+        synchronized (this) {
+            acks.copyFrom(AckTracker.of(s));
+            readOffset = Math.max(readOffset, acks.markDeleteEnd());
+            version++;
         }
-        acks.copyFrom(AckTracker.of(s));
-        readOffset = Math.max(readOffset, acks.markDeleteEnd());
+    }
+
+    /** The newest state to persist and the version of the last change in it. */
+    synchronized Snapshot snapshot() {
+        return new Snapshot(version, acks.toState(properties, cursorProperties));
+    }
+
+    /** The version of the last change to persist. */
+    synchronized long version() {
+        return version;
     }
 
     // ---------------------------------------------------------------- properties
@@ -401,7 +441,7 @@ final class CursorAckState implements CursorReads.Acks {
         return host.config().isDeletionAtBatchIndexLevelEnabled();
     }
 
-    private AckOutcome save() {
-        return new AckOutcome.Save(acks.toState(properties, cursorProperties));
+    private AckOutcome.Save save() {
+        return new AckOutcome.Save(++version);
     }
 }

@@ -75,7 +75,7 @@ public final class NereusManagedCursor implements ManagedCursor {
     private long lastNotifiedEnd = -1;
 
     private NereusManagedCursor(CursorHost host, String name, boolean durable, boolean readCompacted,
-            CursorState stored, long readOffset) {
+            CursorState stored, boolean isStored, long readOffset) {
         this.host = host;
         this.name = name;
         this.durable = durable;
@@ -88,10 +88,20 @@ public final class NereusManagedCursor implements ManagedCursor {
         double rate = host.config().getThrottleMarkDelete();
         this.nonDurableThrottle = rate;
         this.persistence = durable
-                ? new CursorPersistence(
+                ? new CursorPersistence(name, host.name(),
                         s -> host.cursorStore().saveCursor(host.streamId(), name, host.writerEpoch(), s),
-                        stored, rate, this::persisted, stats, CursorPersistence.Scheduler.on(host.executor()),
-                        System::nanoTime)
+                        new CursorPersistence.Source() {
+                            @Override
+                            public long version() {
+                                return state.version();
+                            }
+
+                            @Override
+                            public CursorAckState.Snapshot snapshot() {
+                                return state.snapshot();
+                            }
+                        }, stored, isStored ? 0 : -1, rate, this::persisted, stats,
+                        CursorPersistence.Scheduler.on(host.executor()), System::nanoTime)
                 : null;
     }
 
@@ -111,7 +121,7 @@ public final class NereusManagedCursor implements ManagedCursor {
         return host.cursorStore().loadCursor(host.streamId(), name).thenCompose(stored -> {
             if (stored.isPresent()) {
                 CursorState s = stored.get();
-                NereusManagedCursor c = new NereusManagedCursor(host, name, true, false, s,
+                NereusManagedCursor c = new NereusManagedCursor(host, name, true, false, s, true,
                         Math.max(s.markDeleteEnd(), host.firstOffset()));
                 return CompletableFuture.completedFuture(c);
             }
@@ -119,8 +129,8 @@ public final class NereusManagedCursor implements ManagedCursor {
             CursorState s = new CursorState(start, List.of(), new TreeMap<>(),
                     properties == null ? Map.of() : properties,
                     cursorProperties == null ? Map.of() : cursorProperties);
-            NereusManagedCursor c = new NereusManagedCursor(host, name, true, false, s, start);
-            return c.persistence.save(s).thenApply(v -> c);
+            NereusManagedCursor c = new NereusManagedCursor(host, name, true, false, s, false, start);
+            return c.persistence.save(c.state.version()).thenApply(v -> c);
         }).handleAsync((c, t) -> {
             if (t != null) {
                 throw new CompletionException(PulsarErrors.map(t));
@@ -151,7 +161,7 @@ public final class NereusManagedCursor implements ManagedCursor {
             long next = start.getEntryId() + 1;
             mdEnd = readCompacted ? Math.max(0, Math.min(next, end)) : Math.max(first, Math.min(next, end));
         }
-        return new NereusManagedCursor(host, name, false, readCompacted, CursorState.at(mdEnd), mdEnd);
+        return new NereusManagedCursor(host, name, false, readCompacted, CursorState.at(mdEnd), false, mdEnd);
     }
 
     /** The first offset not acknowledged by the mark-delete, in memory. */
@@ -894,20 +904,34 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     /**
      * Carries out an {@link CursorAckState.AckOutcome}: a durable cursor saves the state (throttled or at
-     * once); a non-durable one only tells the host its mark-delete may have moved.
+     * once); a non-durable one only tells the host its mark-delete may have moved. A refusal, whole or in part,
+     * is logged with the cursor and fails the returned future (the broker's callback), never silently.
      */
     private CompletableFuture<Void> persist(CursorAckState.AckOutcome outcome, boolean throttled) {
+        long version;
+        ManagedLedgerException partlyRefused = null;
         if (outcome instanceof CursorAckState.AckOutcome.Refused r) {
+            LOG.warn("Cursor change refused cursor={} ledger={} reason={}", name, host.name(), r.why().getMessage());
             return CompletableFuture.failedFuture(r.why());
-        }
-        if (!(outcome instanceof CursorAckState.AckOutcome.Save save)) {
+        } else if (outcome instanceof CursorAckState.AckOutcome.Partial p) {
+            LOG.warn("Cursor change partly refused cursor={} ledger={} reason={}", name, host.name(),
+                    p.why().getMessage());
+            version = p.version();
+            partlyRefused = p.why();
+        } else if (outcome instanceof CursorAckState.AckOutcome.Save s) {
+            version = s.version();
+        } else {
             return CompletableFuture.completedFuture(null);
         }
+        CompletableFuture<Void> saved;
         if (!durable) {
             host.markDeleteMoved(this);
-            return CompletableFuture.completedFuture(null);
+            saved = CompletableFuture.completedFuture(null);
+        } else {
+            saved = throttled ? persistence.saveThrottled(version) : persistence.save(version);
         }
-        return throttled ? persistence.saveThrottled(save.state()) : persistence.save(save.state());
+        ManagedLedgerException refusal = partlyRefused;
+        return refusal == null ? saved : saved.thenCompose(v -> CompletableFuture.failedFuture(refusal));
     }
 
     /** Called by the persistence once {@code s} is durable: tells the host when the mark-delete moved. */

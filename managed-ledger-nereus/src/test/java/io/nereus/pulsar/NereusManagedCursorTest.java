@@ -597,4 +597,31 @@ class NereusManagedCursorTest {
         assertThat(payloads(c.readEntries(10))).containsExactly("0", "1", "8", "9");
         assertThat(host.entriesServed.get() - before).isEqualTo(4);
     }
+
+    @Test
+    void delete_onePositionBeyondEnd_appliesTheOthersAndFailsNamingIt() throws Exception {
+        host.appendNumbered(10);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        c.asyncDelete(List.of(pos(0), pos(1), pos(42), pos(5)), new AsyncCallbacks.DeleteCallback() {
+            @Override
+            public void deleteComplete(Object ctx) {
+                f.complete(null);
+            }
+
+            @Override
+            public void deleteFailed(ManagedLedgerException exception, Object ctx) {
+                f.completeExceptionally(exception);
+            }
+        }, null);
+        assertThat(f).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+                .withCauseInstanceOf(ManagedLedgerException.InvalidCursorPositionException.class)
+                .withMessageContaining(pos(42).toString());
+        assertThat(c.getMarkDeletedPosition()).isEqualTo(pos(1));
+        assertThat(c.isMessageDeleted(pos(5))).isTrue();
+        assertThat(c.getNumberOfEntriesInBacklog(true)).isEqualTo(7);
+        await(c.closeAsync());
+        assertThat(stored("sub").markDeleteEnd()).isEqualTo(2);
+        assertThat(stored("sub").individuallyDeleted()).containsExactly(OffsetRange.of(5, 6));
+    }
 }
