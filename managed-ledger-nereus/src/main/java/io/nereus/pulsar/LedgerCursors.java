@@ -39,25 +39,34 @@ final class LedgerCursors {
         return CompletableFuture.allOf(opens.toArray(CompletableFuture[]::new));
     }
 
-    /** The durable cursor {@code name}: the open one, or loaded from storage, or created at {@code initial}. */
+    /**
+     * The durable cursor {@code name}: the open one, or loaded from storage, or created at {@code initial}. The
+     * check for an open cursor and the registration of an open in flight happen under this object's monitor,
+     * as does the hand-over from "opening" to "open", so two concurrent opens never load two cursor objects
+     * for one name (the second would take acknowledgements the first never sees).
+     */
     CompletableFuture<NereusManagedCursor> openDurable(String name, InitialPosition initial, Map<String, Long> props,
             Map<String, String> cursorProperties) {
-        NereusManagedCursor existing = open.get(name);
-        if (existing != null && existing.isDurable()) {
-            return CompletableFuture.completedFuture(existing);
-        }
         CompletableFuture<NereusManagedCursor> mine = new CompletableFuture<>();
-        CompletableFuture<NereusManagedCursor> inFlight = opening.putIfAbsent(name, mine);
-        if (inFlight != null) {
-            return inFlight;
+        synchronized (this) {
+            NereusManagedCursor existing = open.get(name);
+            if (existing != null && existing.isDurable()) {
+                return CompletableFuture.completedFuture(existing);
+            }
+            CompletableFuture<NereusManagedCursor> inFlight = opening.putIfAbsent(name, mine);
+            if (inFlight != null) {
+                return inFlight;
+            }
         }
         NereusManagedCursor.openDurable(host, name, initial == null ? InitialPosition.Latest : initial,
                 props == null ? Map.of() : props, cursorProperties == null ? Map.of() : cursorProperties)
                 .whenComplete((c, t) -> {
-                    if (c != null) {
-                        open.put(name, c);
+                    synchronized (this) {
+                        if (c != null) {
+                            open.put(name, c);
+                        }
+                        opening.remove(name, mine);
                     }
-                    opening.remove(name, mine);
                     if (t != null) {
                         mine.completeExceptionally(t);
                     } else {
@@ -68,7 +77,8 @@ final class LedgerCursors {
     }
 
     /** The cursor {@code name} if one is open (like Pulsar), else a new non-durable one. */
-    NereusManagedCursor nonDurable(String name, Position start, InitialPosition initial, boolean readCompacted) {
+    synchronized NereusManagedCursor nonDurable(String name, Position start, InitialPosition initial,
+            boolean readCompacted) {
         NereusManagedCursor existing = open.get(name);
         if (existing != null) {
             return existing;
