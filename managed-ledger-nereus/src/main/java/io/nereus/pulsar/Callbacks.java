@@ -9,11 +9,11 @@ import org.apache.bookkeeper.mledger.ManagedLedgerException;
  * Pulsar's callback style at the facade (STYLE §9): one future-returning core method per operation, delivered to
  * Pulsar's callback on the ledger's executor with the failure mapped by {@link PulsarErrors}.
  */
-final class Callbacks {
+public final class Callbacks {
     private Callbacks() {
     }
 
-    static <T> void deliver(CompletableFuture<T> f, Executor executor, Consumer<T> ok,
+    public static <T> void deliver(CompletableFuture<T> f, Executor executor, Consumer<T> ok,
             Consumer<ManagedLedgerException> failed) {
         f.whenCompleteAsync((v, t) -> {
             if (t == null) {

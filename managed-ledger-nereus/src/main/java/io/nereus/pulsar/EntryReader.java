@@ -5,7 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.bookkeeper.mledger.Entry;
 
 /** Reads committed entries of one ledger by offset; entries are owned (released) by the caller. */
-interface EntryReader {
+public interface EntryReader {
     /**
      * Committed entries {@code [from, ...)}: at most {@code maxEntries} and, beyond the first, at most
      * {@code maxBytes} bytes, with positions {@code (ledgerId, offset)}.

@@ -1,5 +1,8 @@
 package io.nereus.pulsar;
 
+import io.nereus.pulsar.config.NereusConfig;
+import io.nereus.pulsar.ledger.NereusManagedLedgerFactory;
+import io.nereus.pulsar.ledger.TopicNodes;
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.directory.DirectoryLayer;
 import io.nereus.fdb.FdbDatabases;

@@ -1,5 +1,6 @@
 package io.nereus.pulsar;
 
+import io.nereus.pulsar.ledger.NereusManagedLedgerFactory;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.mledger.ManagedLedgerFactory;
 import org.apache.bookkeeper.stats.StatsProvider;

@@ -15,12 +15,12 @@ import org.apache.bookkeeper.mledger.ManagedLedgerException;
  * broker dispatches on (fenced topics are reloaded, non-recoverable reads may be skipped, closed ledgers are
  * reopened). Engine codes keep their static message; the cause is attached.
  */
-final class PulsarErrors {
+public final class PulsarErrors {
     private PulsarErrors() {
     }
 
     /** The {@link ManagedLedgerException} for {@code t}, unwrapping completion wrappers. */
-    static ManagedLedgerException map(Throwable t) {
+    public static ManagedLedgerException map(Throwable t) {
         Throwable c = unwrap(t);
         if (c instanceof ManagedLedgerException m) {
             return m;
@@ -58,7 +58,7 @@ final class PulsarErrors {
         return new ManagedLedgerException(c);
     }
 
-    static Throwable unwrap(Throwable t) {
+    public static Throwable unwrap(Throwable t) {
         Throwable c = t;
         while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
             c = c.getCause();
@@ -66,7 +66,7 @@ final class PulsarErrors {
         return c;
     }
 
-    static boolean isCancellation(Throwable t) {
+    public static boolean isCancellation(Throwable t) {
         return unwrap(t) instanceof CancellationException;
     }
 

@@ -8,12 +8,12 @@ import java.util.concurrent.TimeoutException;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
 
 /** The blocking variants of Pulsar's managed-ledger API, each a wait on the one future-returning method. */
-final class Sync {
+public final class Sync {
     private Sync() {
     }
 
     /** Waits for {@code f}; a failure is rethrown as the {@link ManagedLedgerException} Pulsar expects. */
-    static <T> T await(CompletableFuture<T> f) throws InterruptedException, ManagedLedgerException {
+    public static <T> T await(CompletableFuture<T> f) throws InterruptedException, ManagedLedgerException {
         try {
             return f.get();
         } catch (ExecutionException e) {
@@ -22,7 +22,7 @@ final class Sync {
     }
 
     /** As {@link #await(CompletableFuture)}, failing after {@code timeout}; {@code what} names the operation. */
-    static <T> T await(CompletableFuture<T> f, Duration timeout, String what)
+    public static <T> T await(CompletableFuture<T> f, Duration timeout, String what)
             throws InterruptedException, ManagedLedgerException {
         try {
             return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);

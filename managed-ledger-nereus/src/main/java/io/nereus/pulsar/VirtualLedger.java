@@ -14,37 +14,37 @@ import org.apache.bookkeeper.mledger.PositionFactory;
  * committedEnd - 1)}. Positions of lower ledger ids (earlier incarnations, {@code EARLIEST}) lie before every
  * entry; higher ones ({@code LATEST}) after.
  */
-record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) {
-    VirtualLedger {
+public record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) {
+    public VirtualLedger {
         if (firstOffset < 0 || firstOffset > committedEnd) {
             throw new IllegalArgumentException("virtual ledger " + ledgerId + " needs 0 <= firstOffset <= committedEnd: "
                     + firstOffset + ", " + committedEnd);
         }
     }
 
-    Position position(long offset) {
+    public Position position(long offset) {
         return PositionFactory.create(ledgerId, offset);
     }
 
-    long entries() {
+    public long entries() {
         return committedEnd - firstOffset;
     }
 
-    Position firstPosition() {
+    public Position firstPosition() {
         return position(firstOffset - 1);
     }
 
-    Position lastConfirmed() {
+    public Position lastConfirmed() {
         return position(committedEnd - 1);
     }
 
     /** True when {@code p} is a stored entry. */
-    boolean isStored(Position p) {
+    public boolean isStored(Position p) {
         return p.getLedgerId() == ledgerId && p.getEntryId() >= firstOffset && p.getEntryId() < committedEnd;
     }
 
     /** The offset {@code p} stands for, clamped to {@code [firstOffset, committedEnd]}. */
-    long offsetOf(Position p) {
+    public long offsetOf(Position p) {
         if (p.getLedgerId() < ledgerId) {
             return firstOffset;
         }
@@ -55,7 +55,7 @@ record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) {
     }
 
     /** Stored entries in {@code range} (endpoints of other ledgers lie before or after all entries). */
-    long entries(Range<Position> range) {
+    public long entries(Range<Position> range) {
         long from = range.hasLowerBound() ? endpoint(range.lowerEndpoint())
                 + (range.lowerBoundType() == BoundType.OPEN ? 1 : 0) : firstOffset;
         long to = range.hasUpperBound() ? endpoint(range.upperEndpoint())
@@ -74,7 +74,7 @@ record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) {
     }
 
     /** The stored entry after {@code p}; {@code (ledgerId, committedEnd)} when there is none yet. */
-    Position next(Position p) {
+    public Position next(Position p) {
         long next;
         if (p.getLedgerId() < ledgerId) {
             next = firstOffset;
@@ -87,7 +87,7 @@ record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) {
     }
 
     /** The position before {@code p}, at least the first position. */
-    Position previous(Position p) {
+    public Position previous(Position p) {
         long offset = p.getLedgerId() > ledgerId ? committedEnd : p.getEntryId();
         return position(Math.max(firstOffset, offset) - 1);
     }
@@ -96,7 +96,7 @@ record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) {
      * The position {@code n} entries on from {@code start} (counting it when {@code startIncluded}), at most the
      * last confirmed one: Pulsar's {@code getPositionAfterN}.
      */
-    Position afterN(Position start, long n, PositionBound bound) {
+    public Position afterN(Position start, long n, PositionBound bound) {
         long from = bound == PositionBound.startIncluded ? offsetOf(start) : next(start).getEntryId();
         long result = Math.min(from + n, committedEnd) - 1;
         return position(Math.max(result, firstOffset - 1));

@@ -1,0 +1,195 @@
+package io.nereus.pulsar.config;
+
+import static io.nereus.pulsar.config.NereusConfigKeys.EMBEDDED_FDB_DIR;
+import static io.nereus.pulsar.config.NereusConfigKeys.FDB_CLUSTER_FILE;
+import static io.nereus.pulsar.config.NereusConfigKeys.METADATA_ROOT;
+import static io.nereus.pulsar.config.NereusConfigKeys.READ_CACHED_BATCHES;
+import static io.nereus.pulsar.config.NereusConfigKeys.READ_CACHED_RESOLUTIONS;
+import static io.nereus.pulsar.config.NereusConfigKeys.REPAIR_MAX_BATCHES;
+import static io.nereus.pulsar.config.NereusConfigKeys.TAIL_CACHE_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_ACK_QUORUM;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_COMMIT_MAX_APPENDS;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_COMMIT_MAX_BATCHES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_ENSEMBLE_SIZE;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_DELAY_MICROS;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_BATCH_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_IN_FLIGHT_BATCHES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_AGE_SECONDS;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITE_QUORUM;
+
+import io.nereus.pulsar.config.ConfigKey.Setting;
+import io.nereus.stream.StorageConfig;
+import io.nereus.wal.WalConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import org.apache.pulsar.broker.ServiceConfiguration;
+
+/**
+ * The Nereus settings of one broker, read once from broker.conf ({@code nereus*} keys, table in
+ * {@link #keys()}, documented in {@code conf/nereus.conf}). Immutable and validated.
+ *
+ * @param fdbClusterFile the FoundationDB cluster file; empty: the embedded engine in {@code embeddedFdbDir}
+ * @param embeddedFdbDir the embedded engine's durable directory (relative: to the broker's working directory)
+ * @param metadataRoot   the FoundationDB directory of this cluster's metadata is {@code ("nereus", metadataRoot)}
+ * @param storage        the engine's settings (WAL, caches, repair budget)
+ */
+public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, String metadataRoot,
+        StorageConfig storage) {
+
+    /** First element of the FoundationDB directory path of Nereus metadata. */
+    public static final String DIRECTORY_PREFIX = "nereus";
+
+    public NereusConfig {
+        Objects.requireNonNull(fdbClusterFile, "fdbClusterFile");
+        Objects.requireNonNull(embeddedFdbDir, "embeddedFdbDir");
+        Objects.requireNonNull(metadataRoot, "metadataRoot");
+        Objects.requireNonNull(storage, "storage");
+        if (metadataRoot.isBlank()) {
+            throw new IllegalArgumentException("metadataRoot must not be blank");
+        }
+    }
+
+    /**
+     * Reads the {@code nereus*} keys from {@code conf.getProperties()} (every raw broker.conf key is there);
+     * absent or empty keys take their defaults, some of which come from the broker's own settings.
+     *
+     * @throws IllegalArgumentException naming the key, the bad value and what is allowed, for the first invalid
+     *         value; or naming every unknown {@code nereus*} key (a typo must not pass silently)
+     */
+    public static NereusConfig from(ServiceConfiguration conf) {
+        Objects.requireNonNull(conf, "conf");
+        Map<String, String> raw = nereusEntries(conf.getProperties());
+        rejectUnknown(raw);
+
+        Optional<Path> clusterFile = get(FDB_CLUSTER_FILE, raw, conf).value();
+        Path embeddedDir = get(EMBEDDED_FDB_DIR, raw, conf).value();
+        String root = get(METADATA_ROOT, raw, conf).value();
+
+        Setting<Integer> ensemble = get(WAL_ENSEMBLE_SIZE, raw, conf);
+        Setting<Integer> write = get(WAL_WRITE_QUORUM, raw, conf);
+        Setting<Integer> ack = get(WAL_ACK_QUORUM, raw, conf);
+        requireAtMost(write, ensemble);
+        requireAtMost(ack, write);
+        Setting<Integer> flushBytes = get(WAL_FLUSH_BYTES, raw, conf);
+        Setting<Integer> maxBatchBytes = get(WAL_MAX_BATCH_BYTES, raw, conf);
+        requireAtMost(flushBytes, maxBatchBytes);
+
+        long flushDelayMicros = get(WAL_FLUSH_DELAY_MICROS, raw, conf).value();
+        int maxInFlight = get(WAL_MAX_IN_FLIGHT_BATCHES, raw, conf).value();
+        long sliceMaxBytes = get(WAL_SLICE_MAX_BYTES, raw, conf).value();
+        long sliceMaxAgeSeconds = get(WAL_SLICE_MAX_AGE_SECONDS, raw, conf).value();
+        int commitMaxBatches = get(WAL_COMMIT_MAX_BATCHES, raw, conf).value();
+        int commitMaxAppends = get(WAL_COMMIT_MAX_APPENDS, raw, conf).value();
+        long tailCacheBytes = get(TAIL_CACHE_BYTES, raw, conf).value();
+        int cachedBatches = get(READ_CACHED_BATCHES, raw, conf).value();
+        int cachedResolutions = get(READ_CACHED_RESOLUTIONS, raw, conf).value();
+        int repairMaxBatches = get(REPAIR_MAX_BATCHES, raw, conf).value();
+
+        StorageConfig storage;
+        try {
+            WalConfig wal = new WalConfig(flushBytes.value(), Duration.of(flushDelayMicros, ChronoUnit.MICROS),
+                    maxBatchBytes.value(), maxInFlight, sliceMaxBytes, Duration.ofSeconds(sliceMaxAgeSeconds),
+                    ensemble.value(), write.value(), ack.value(), new byte[0], commitMaxBatches, commitMaxAppends);
+            storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches);
+        } catch (IllegalArgumentException e) {
+            // The per-key checks above cover WalConfig's and StorageConfig's; this reports a future rule they miss.
+            throw new IllegalArgumentException("the nereusWal*, nereusRead*, nereusRepairMaxBatches and "
+                    + "nereusTailCacheBytes settings are inconsistent: " + e.getMessage(), e);
+        }
+        return new NereusConfig(clusterFile, embeddedDir, root, storage);
+    }
+
+    /** The settings table, in documentation order. */
+    public static List<ConfigKey<?>> keys() {
+        return NereusConfigKeys.ALL;
+    }
+
+    /** The FoundationDB directory path holding this cluster's metadata: {@code ("nereus", metadataRoot)}. */
+    public List<String> metadataDirectory() {
+        return List.of(DIRECTORY_PREFIX, metadataRoot);
+    }
+
+    private static Map<String, String> nereusEntries(Properties props) {
+        Map<String, String> out = new TreeMap<>();
+        if (props == null) {
+            return out;
+        }
+        for (Map.Entry<Object, Object> e : props.entrySet()) {
+            String key = String.valueOf(e.getKey());
+            if (key.regionMatches(true, 0, ConfigKey.PREFIX, 0, ConfigKey.PREFIX.length())) {
+                out.put(key, e.getValue() == null ? "" : String.valueOf(e.getValue()));
+            }
+        }
+        return out;
+    }
+
+    private static void rejectUnknown(Map<String, String> raw) {
+        List<String> problems = new ArrayList<>();
+        for (Map.Entry<String, String> e : raw.entrySet()) {
+            if (keys().stream().noneMatch(k -> k.name().equals(e.getKey()))) {
+                problems.add(e.getKey() + "=" + e.getValue().trim() + ": not a Nereus key"
+                        + closest(e.getKey()).map(k -> " (did you mean " + k + "?)").orElse(""));
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException(String.join("; ", problems) + ". Known keys: "
+                    + keys().stream().map(ConfigKey::name).collect(Collectors.joining(", ")));
+        }
+    }
+
+    /** The known key nearest to {@code unknown} (same letters ignoring case, or at most 3 edits away). */
+    private static Optional<String> closest(String unknown) {
+        String u = unknown.toLowerCase(Locale.ROOT);
+        String best = null;
+        int bestDistance = 4;
+        for (ConfigKey<?> k : keys()) {
+            int d = editDistance(u, k.name().toLowerCase(Locale.ROOT));
+            if (d < bestDistance) {
+                best = k.name();
+                bestDistance = d;
+            }
+        }
+        return Optional.ofNullable(best);
+    }
+
+    private static int editDistance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int subst = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                cur[j] = Math.min(subst, Math.min(prev[j], cur[j - 1]) + 1);
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
+    }
+
+    private static <T> Setting<T> get(ConfigKey<T> key, Map<String, String> raw, ServiceConfiguration conf) {
+        return key.resolve(Optional.ofNullable(raw.get(key.name())), conf);
+    }
+
+    private static void requireAtMost(Setting<Integer> small, Setting<Integer> large) {
+        if (small.value() > large.value()) {
+            throw small.invalid("<= " + large.describe());
+        }
+    }
+}

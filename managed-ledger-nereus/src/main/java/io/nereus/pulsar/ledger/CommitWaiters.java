@@ -1,0 +1,82 @@
+package io.nereus.pulsar.ledger;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * Readers of one ledger parked until the committed end passes an offset (STYLE §8): completed by the append
+ * that reaches it, or by the ledger's close or termination, never by polling. Futures complete on the ledger's
+ * executor. Thread-safe (one monitor).
+ */
+final class CommitWaiters {
+    private final Executor executor;
+    private final NavigableMap<Long, List<CompletableFuture<Void>>> byOffset = new TreeMap<>();
+    private long committedEnd;
+    private boolean released;
+
+    CommitWaiters(Executor executor, long committedEnd) {
+        this.executor = executor;
+        this.committedEnd = committedEnd;
+    }
+
+    /** Completes once the committed end is beyond {@code offset}, or when the waiters are released. */
+    CompletableFuture<Void> await(long offset) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        synchronized (this) {
+            if (!released && offset >= committedEnd) {
+                byOffset.computeIfAbsent(offset, o -> new ArrayList<>()).add(f);
+                f.whenComplete((v, t) -> forget(offset, f));
+                return f;
+            }
+        }
+        executor.execute(() -> f.complete(null));
+        return f;
+    }
+
+    private synchronized void forget(long offset, CompletableFuture<Void> f) {
+        List<CompletableFuture<Void>> l = byOffset.get(offset);
+        if (l != null && l.remove(f) && l.isEmpty()) {
+            byOffset.remove(offset);
+        }
+    }
+
+    /** The committed end moved to {@code end}: wakes every waiter below it. */
+    void advance(long end) {
+        List<CompletableFuture<Void>> ready = new ArrayList<>();
+        synchronized (this) {
+            if (end <= committedEnd) {
+                return;
+            }
+            committedEnd = end;
+            NavigableMap<Long, List<CompletableFuture<Void>>> head = byOffset.headMap(end, false);
+            head.values().forEach(ready::addAll);
+            head.clear();
+        }
+        complete(ready);
+    }
+
+    /** Wakes every waiter now and every later one at once (closed or terminated ledger: readers re-check). */
+    void releaseAll() {
+        List<CompletableFuture<Void>> ready = new ArrayList<>();
+        synchronized (this) {
+            released = true;
+            byOffset.values().forEach(ready::addAll);
+            byOffset.clear();
+        }
+        complete(ready);
+    }
+
+    synchronized int size() {
+        return byOffset.values().stream().mapToInt(List::size).sum();
+    }
+
+    private void complete(List<CompletableFuture<Void>> ready) {
+        if (!ready.isEmpty()) {
+            executor.execute(() -> ready.forEach(f -> f.complete(null)));
+        }
+    }
+}

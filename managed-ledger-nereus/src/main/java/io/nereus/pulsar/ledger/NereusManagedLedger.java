@@ -1,0 +1,1138 @@
+package io.nereus.pulsar.ledger;
+
+import io.nereus.pulsar.Callbacks;
+import io.nereus.pulsar.PulsarErrors;
+import io.nereus.pulsar.Sync;
+import io.nereus.pulsar.VirtualLedger;
+import io.nereus.pulsar.cursor.CursorHost;
+import io.nereus.pulsar.cursor.NereusManagedCursor;
+import com.google.common.collect.Range;
+import io.nereus.metadata.CursorStore;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamId;
+import io.nereus.metadata.StreamState;
+import io.nereus.metadata.WriteOutcome;
+import io.nereus.stream.AppendEntry;
+import io.nereus.stream.BoundaryMode;
+import io.nereus.stream.NereusStream;
+import io.nereus.stream.ReadResult;
+import io.nereus.stream.StoredEntry;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+import org.apache.bookkeeper.mledger.AsyncCallbacks;
+import org.apache.bookkeeper.mledger.Entry;
+import org.apache.bookkeeper.mledger.ManagedCursor;
+import org.apache.bookkeeper.mledger.ManagedLedger;
+import org.apache.bookkeeper.mledger.ManagedLedgerConfig;
+import org.apache.bookkeeper.mledger.ManagedLedgerException;
+import org.apache.bookkeeper.mledger.ManagedLedgerMXBean;
+import org.apache.bookkeeper.mledger.Position;
+import org.apache.bookkeeper.mledger.PositionBound;
+import org.apache.bookkeeper.mledger.PositionFactory;
+import org.apache.bookkeeper.mledger.impl.EntryImpl;
+import org.apache.bookkeeper.mledger.intercept.ManagedLedgerInterceptor;
+import org.apache.bookkeeper.mledger.proto.MLDataFormats.ManagedLedgerInfo.LedgerInfo;
+import org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition;
+import org.apache.pulsar.common.policies.data.ManagedLedgerInternalStats;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Pulsar managed ledger stored by Nereus: one stream incarnation, seen as one virtual ledger whose entry ids are
+ * the stream's offsets (DESIGN §8). This broker is the stream's writer (it acquired a new writer epoch when it
+ * opened the ledger, fencing the previous owner); entries are acknowledged once committed, with position
+ * {@code (ledgerId, offset)}.
+ *
+ * <p>Threading: Pulsar callbacks run on the ledger's ordered executor thread ({@link #executor()}), in the
+ * order appends were committed. The lifecycle state and the cursor map are safe for any thread; offsets and
+ * counters are published through volatile fields.
+ *
+ * <pre>
+ *   OPEN ──terminate──▶ TERMINATED ──close──▶ CLOSED
+ *     │                     │
+ *     ├──fenced by a newer writer──▶ FENCED (appends fail; reads continue until close)
+ *     └──delete (from any)──▶ DELETED
+ * </pre>
+ */
+final class NereusManagedLedger implements ManagedLedger, CursorHost {
+    private static final Logger LOG = LoggerFactory.getLogger(NereusManagedLedger.class);
+    static final String MIGRATED_PROPERTY = "migrated";
+
+    enum State {
+        OPEN("LedgerOpened"), TERMINATED("Terminated"), FENCED("Fenced"), CLOSED("Closed"), DELETED("Closed");
+
+        private final String pulsarName;
+
+        State(String pulsarName) {
+            this.pulsarName = pulsarName;
+        }
+
+        /** The name stock Pulsar reports for the same state in internal stats. */
+        String pulsarName() {
+            return pulsarName;
+        }
+    }
+
+    private final NereusManagedLedgerFactory factory;
+    private final String name;
+    private final NereusStream stream;
+    private final long ledgerId;
+    private final long writerEpoch;
+    private final CursorStore cursorStore;
+    private final Executor executor;
+    private final CommitWaiters waiters;
+    private final NereusLedgerStats stats;
+    private final LedgerTrimmer trimmer;
+    private final LedgerCursors cursors = new LedgerCursors(this);
+    private final LedgerPropertiesState properties;
+    private final AtomicInteger pendingAdds = new AtomicInteger();
+    private final AtomicLong entriesAdded = new AtomicLong();
+    private final long createdAtMillis;
+    private volatile ManagedLedgerConfig config;
+    private volatile State state = State.OPEN;
+    private volatile long committedEnd;
+    private volatile long firstOffset;
+    private volatile long committedBytes;
+    private CompletableFuture<Void> terminated;
+    private CompletableFuture<Void> closed;
+    private CompletableFuture<Void> deleted;
+    private CompletableFuture<?> lastAdd = CompletableFuture.completedFuture(null);
+
+    private NereusManagedLedger(NereusManagedLedgerFactory factory, String name, ManagedLedgerConfig config,
+            NereusStream stream, long writerEpoch, StreamHead head, Executor executor, Clock clock) {
+        this.factory = factory;
+        this.name = name;
+        this.config = config;
+        this.stream = stream;
+        this.ledgerId = stream.catalog().virtualLedgerId();
+        this.writerEpoch = writerEpoch;
+        this.cursorStore = factory.cursorStore();
+        this.executor = executor;
+        this.committedEnd = head.committedEnd();
+        this.firstOffset = head.trimOffset();
+        this.committedBytes = head.cumulativeBytes();
+        this.createdAtMillis = clock.millis();
+        this.waiters = new CommitWaiters(executor, head.committedEnd());
+        this.stats = new NereusLedgerStats(this);
+        this.trimmer = new LedgerTrimmer(this, factory.metadata(), clock);
+        this.properties = new LedgerPropertiesState(cursorStore, stream.id(), writerEpoch, this::checkWritten, p -> {
+            ManagedLedgerInterceptor interceptor = this.config.getManagedLedgerInterceptor();
+            if (interceptor != null) {
+                interceptor.onUpdateManagedLedgerInfo(p);
+            }
+        });
+        if (head.state() == StreamState.SEALED) {
+            state = State.TERMINATED;
+            terminated = CompletableFuture.completedFuture(null);
+        }
+    }
+
+    /**
+     * Opens {@code name} for writing: the stream (created if absent), a new writer epoch, the stored properties and
+     * every stored durable cursor, then the interceptor's initialization.
+     */
+    static CompletableFuture<NereusManagedLedger> open(NereusManagedLedgerFactory factory, String name,
+            ManagedLedgerConfig config, Executor executor, Clock clock) {
+        return factory.streams().openStream(name).thenCompose(stream -> stream.acquireWriter()
+                .thenCompose(epoch -> stream.head().thenApply(head ->
+                        new NereusManagedLedger(factory, name, config, stream, epoch, head, executor, clock))))
+                .thenCompose(NereusManagedLedger::load);
+    }
+
+    private CompletableFuture<NereusManagedLedger> load() {
+        return properties.load().thenCompose(props -> cursorStore.listCursors(streamId()))
+                .thenCompose(cursors::loadStored).thenCompose(ignored -> initializeInterceptor()).thenApply(ignored -> {
+            LOG.info("Opened managed ledger name={} stream={} ledgerId={} epoch={} committedEnd={} trimOffset={}",
+                    name, streamId(), ledgerId, writerEpoch, committedEnd, firstOffset);
+            return this;
+        });
+    }
+
+    private CompletableFuture<Void> initializeInterceptor() {
+        ManagedLedgerInterceptor interceptor = config.getManagedLedgerInterceptor();
+        if (interceptor == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Map<String, String> initial = new HashMap<>(properties.get());
+        interceptor.onManagedLedgerPropertiesInitialize(initial);
+        return interceptor.onManagedLedgerLastLedgerInitialize(name, () -> {
+            long end = committedEnd;
+            if (end <= firstOffset) {
+                return CompletableFuture.completedFuture(Optional.empty());
+            }
+            return readOne(end - 1).thenApply(Optional::of);
+        });
+    }
+
+    // ---- CursorHost ----
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public long ledgerId() {
+        return ledgerId;
+    }
+
+    @Override
+    public StreamId streamId() {
+        return stream.id();
+    }
+
+    @Override
+    public ManagedLedger ledger() {
+        return this;
+    }
+
+    @Override
+    public ManagedLedgerConfig config() {
+        return config;
+    }
+
+    @Override
+    public Executor executor() {
+        return executor;
+    }
+
+    @Override
+    public long firstOffset() {
+        return firstOffset;
+    }
+
+    @Override
+    public long committedEnd() {
+        return committedEnd;
+    }
+
+    @Override
+    public boolean isTerminated() {
+        return state == State.TERMINATED;
+    }
+
+    @Override
+    public CompletableFuture<List<Entry>> read(long from, int maxEntries, long maxBytes) {
+        if (state == State.DELETED) {
+            return CompletableFuture.failedFuture(new ManagedLedgerException.ManagedLedgerNotFoundException(
+                    "managed ledger " + name + " was deleted"));
+        }
+        long end = committedEnd;
+        if (from >= end) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        int entries = Math.max(1, (int) Math.min(maxEntries, end - from));
+        long byteLimit = Math.max(0, maxBytes);
+        State s = state;
+        // As the stream's writer this ledger knows its readable range (it committed everything below its
+        // committed end and is the only one that trims): no metadata read. A fenced ledger asks the head.
+        CompletableFuture<ReadResult> read = s == State.OPEN || s == State.TERMINATED
+                ? stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START,
+                        new OffsetRange(Math.min(firstOffset, end), end))
+                : stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START);
+        return read.handleAsync((r, t) -> {
+                    if (t != null) {
+                        stats.recordReadEntriesError();
+                        throw new java.util.concurrent.CompletionException(PulsarErrors.map(t));
+                    }
+                    List<Entry> out = new ArrayList<>(r.entries().size());
+                    long bytes = 0;
+                    for (StoredEntry e : r.entries()) {
+                        if (e.range().start() >= end) {
+                            break;
+                        }
+                        out.add(EntryImpl.create(ledgerId, e.range().start(), e.payload()));
+                        bytes += e.payload().length;
+                    }
+                    stats.addReadEntriesSample(out.size(), bytes);
+                    return out;
+                }, executor);
+    }
+
+    @Override
+    public CompletableFuture<Void> whenCommittedBeyond(long offset) {
+        return waiters.await(offset);
+    }
+
+    @Override
+    public CursorStore cursorStore() {
+        return cursorStore;
+    }
+
+    @Override
+    public long writerEpoch() {
+        return writerEpoch;
+    }
+
+    @Override
+    public double averageEntryBytes() {
+        long end = committedEnd;
+        return end == 0 ? 0 : (double) committedBytes / end;
+    }
+
+    @Override
+    public void markDeleteMoved(NereusManagedCursor cursor) {
+        stats.addMarkDeleteOp();
+        trimmer.trimSoon();
+    }
+
+    @Override
+    public void cursorClosed(NereusManagedCursor cursor) {
+        cursors.closed(cursor);
+    }
+
+    // ---- appends ----
+
+    @Override
+    public Position addEntry(byte[] data) throws InterruptedException, ManagedLedgerException {
+        return addEntry(data, 1, 0, data.length);
+    }
+
+    @Override
+    public Position addEntry(byte[] data, int numberOfMessages) throws InterruptedException, ManagedLedgerException {
+        return addEntry(data, numberOfMessages, 0, data.length);
+    }
+
+    @Override
+    public Position addEntry(byte[] data, int offset, int length) throws InterruptedException, ManagedLedgerException {
+        return addEntry(data, 1, offset, length);
+    }
+
+    @Override
+    public Position addEntry(byte[] data, int numberOfMessages, int offset, int length)
+            throws InterruptedException, ManagedLedgerException {
+        return Sync.await(add(Unpooled.wrappedBuffer(data, offset, length), numberOfMessages, null));
+    }
+
+    @Override
+    public void asyncAddEntry(byte[] data, AsyncCallbacks.AddEntryCallback callback, Object ctx) {
+        asyncAddEntry(Unpooled.wrappedBuffer(data), 1, callback, ctx);
+    }
+
+    @Override
+    public void asyncAddEntry(byte[] data, int offset, int length, AsyncCallbacks.AddEntryCallback callback,
+            Object ctx) {
+        asyncAddEntry(Unpooled.wrappedBuffer(data, offset, length), 1, callback, ctx);
+    }
+
+    @Override
+    public void asyncAddEntry(byte[] data, int numberOfMessages, int offset, int length,
+            AsyncCallbacks.AddEntryCallback callback, Object ctx) {
+        asyncAddEntry(Unpooled.wrappedBuffer(data, offset, length), numberOfMessages, callback, ctx);
+    }
+
+    @Override
+    public void asyncAddEntry(ByteBuf buffer, AsyncCallbacks.AddEntryCallback callback, Object ctx) {
+        asyncAddEntry(buffer, 1, callback, ctx);
+    }
+
+    @Override
+    public void asyncAddEntry(ByteBuf buffer, int numberOfMessages, AsyncCallbacks.AddEntryCallback callback,
+            Object ctx) {
+        AddOperation op = new AddOperation(buffer.retain(), ctx);
+        add(op, numberOfMessages).whenComplete((position, t) -> {
+            try {
+                if (t != null) {
+                    callback.addFailed(PulsarErrors.map(t), ctx);
+                } else {
+                    callback.addComplete(position, op.data, ctx);
+                }
+            } finally {
+                op.data.release();
+            }
+        });
+    }
+
+    private CompletableFuture<Position> add(ByteBuf data, int numberOfMessages, Object ctx) {
+        AddOperation op = new AddOperation(data, ctx);
+        return add(op, numberOfMessages);
+    }
+
+    /**
+     * Appends one entry; completes on the ledger's executor in commit order. The state check and the hand-off to
+     * the stream happen under this ledger's monitor, so terminate sees every append that passed the check.
+     */
+    private CompletableFuture<Position> add(AddOperation op, int numberOfMessages) {
+        ManagedLedgerInterceptor interceptor = config.getManagedLedgerInterceptor();
+        long started = System.nanoTime();
+        CompletableFuture<io.nereus.metadata.OffsetRange> appended;
+        byte[] bytes;
+        synchronized (this) {
+            State s = state;
+            if (s != State.OPEN) {
+                stats.recordAddEntryError();
+                return failedOnExecutor(stateError(s));
+            }
+            try {
+                if (interceptor != null) {
+                    interceptor.beforeAddEntry(op, numberOfMessages);
+                }
+                bytes = ByteBufUtil.getBytes(op.data);
+            } catch (RuntimeException e) {
+                return failedOnExecutor(new ManagedLedgerException.ManagedLedgerInterceptException(e));
+            }
+            pendingAdds.incrementAndGet();
+            appended = stream.append(List.of(AppendEntry.of(bytes)));
+            lastAdd = appended;
+        }
+        return appended.handleAsync((range, t) -> {
+            pendingAdds.decrementAndGet();
+            if (t != null) {
+                stats.recordAddEntryError();
+                if (interceptor != null) {
+                    interceptor.afterFailedAddEntry(numberOfMessages);
+                }
+                ManagedLedgerException e = PulsarErrors.map(t);
+                if (e instanceof ManagedLedgerException.ManagedLedgerFencedException && state == State.OPEN) {
+                    state = State.FENCED;
+                    LOG.warn("Managed ledger fenced by a newer writer name={} stream={}", name, streamId());
+                }
+                throw new java.util.concurrent.CompletionException(e);
+            }
+            committedBytes += bytes.length;
+            entriesAdded.incrementAndGet();
+            if (range.end() > committedEnd) {
+                committedEnd = range.end();
+            }
+            waiters.advance(range.end());
+            long micros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - started);
+            stats.addAddEntrySample(bytes.length);
+            stats.addAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
+            stats.addLedgerAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
+            return PositionFactory.create(ledgerId, range.start());
+        }, executor);
+    }
+
+    private <T> CompletableFuture<T> failedOnExecutor(Throwable t) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        executor.execute(() -> f.completeExceptionally(t));
+        return f;
+    }
+
+    /** The add handed to an interceptor, which may replace the data (broker entry metadata). */
+    private static final class AddOperation implements ManagedLedgerInterceptor.AddEntryOperation {
+        private ByteBuf data;
+        private final Object ctx;
+
+        AddOperation(ByteBuf data, Object ctx) {
+            this.data = data;
+            this.ctx = ctx;
+        }
+
+        @Override
+        public ByteBuf getData() {
+            return data;
+        }
+
+        @Override
+        public void setData(ByteBuf data) {
+            this.data = data;
+        }
+
+        @Override
+        public Object getCtx() {
+            return ctx;
+        }
+    }
+
+    private ManagedLedgerException stateError(State s) {
+        return switch (s) {
+            case TERMINATED -> new ManagedLedgerException.ManagedLedgerTerminatedException(
+                    "managed ledger " + name + " is terminated");
+            case FENCED -> new ManagedLedgerException.ManagedLedgerFencedException(
+                    "managed ledger " + name + " is fenced by a newer writer");
+            case DELETED -> new ManagedLedgerException.ManagedLedgerNotFoundException(
+                    "managed ledger " + name + " was deleted");
+            default -> new ManagedLedgerException.ManagedLedgerAlreadyClosedException(
+                    "managed ledger " + name + " is closed");
+        };
+    }
+
+    // ---- cursors ----
+
+    @Override
+    public ManagedCursor openCursor(String cursorName) throws InterruptedException, ManagedLedgerException {
+        return openCursor(cursorName, InitialPosition.Latest);
+    }
+
+    @Override
+    public ManagedCursor openCursor(String cursorName, InitialPosition initialPosition)
+            throws InterruptedException, ManagedLedgerException {
+        return openCursor(cursorName, initialPosition, Map.of(), Map.of());
+    }
+
+    @Override
+    public ManagedCursor openCursor(String cursorName, InitialPosition initialPosition, Map<String, Long> props,
+            Map<String, String> cursorProperties) throws InterruptedException, ManagedLedgerException {
+        return Sync.await(openCursorAsync(cursorName, initialPosition, props, cursorProperties));
+    }
+
+    @Override
+    public void asyncOpenCursor(String cursorName, AsyncCallbacks.OpenCursorCallback callback, Object ctx) {
+        asyncOpenCursor(cursorName, InitialPosition.Latest, callback, ctx);
+    }
+
+    @Override
+    public void asyncOpenCursor(String cursorName, InitialPosition initialPosition,
+            AsyncCallbacks.OpenCursorCallback callback, Object ctx) {
+        asyncOpenCursor(cursorName, initialPosition, Map.of(), Map.of(), callback, ctx);
+    }
+
+    @Override
+    public void asyncOpenCursor(String cursorName, InitialPosition initialPosition, Map<String, Long> props,
+            Map<String, String> cursorProperties, AsyncCallbacks.OpenCursorCallback callback, Object ctx) {
+        Callbacks.deliver(openCursorAsync(cursorName, initialPosition, props, cursorProperties), executor,
+                c -> callback.openCursorComplete(c, ctx), e -> callback.openCursorFailed(e, ctx));
+    }
+
+    private CompletableFuture<NereusManagedCursor> openCursorAsync(String cursorName, InitialPosition initial,
+            Map<String, Long> props, Map<String, String> cursorProperties) {
+        State s = state;
+        if (s == State.CLOSED || s == State.DELETED) {
+            return CompletableFuture.failedFuture(stateError(s));
+        }
+        return cursors.openDurable(cursorName, initial, props, cursorProperties);
+    }
+
+    @Override
+    public ManagedCursor newNonDurableCursor(Position startCursorPosition) throws ManagedLedgerException {
+        return newNonDurableCursor(startCursorPosition, "non-durable-cursor-" + java.util.UUID.randomUUID());
+    }
+
+    @Override
+    public ManagedCursor newNonDurableCursor(Position startPosition, String subscriptionName)
+            throws ManagedLedgerException {
+        return newNonDurableCursor(startPosition, subscriptionName, InitialPosition.Latest, false);
+    }
+
+    @Override
+    public ManagedCursor newNonDurableCursor(Position startPosition, String cursorName,
+            InitialPosition initialPosition, boolean isReadCompacted) throws ManagedLedgerException {
+        State s = state;
+        if (s == State.CLOSED || s == State.DELETED) {
+            throw stateError(s);
+        }
+        return cursors.nonDurable(cursorName, startPosition, initialPosition, isReadCompacted);
+    }
+
+    @Override
+    public void asyncDeleteCursor(String cursorName, AsyncCallbacks.DeleteCursorCallback callback, Object ctx) {
+        Callbacks.deliver(deleteCursorAsync(cursorName), executor,
+                v -> callback.deleteCursorComplete(ctx), e -> callback.deleteCursorFailed(e, ctx));
+    }
+
+    @Override
+    public void deleteCursor(String cursorName) throws InterruptedException, ManagedLedgerException {
+        Sync.await(deleteCursorAsync(cursorName));
+    }
+
+    private CompletableFuture<Void> deleteCursorAsync(String cursorName) {
+        return cursors.remove(cursorName).map(c -> c.deleteState().thenRun(trimmer::trimSoon))
+                // not open here: the stored state may still exist (it is removed conditionally on our epoch)
+                .orElseGet(() -> cursorStore.deleteCursor(streamId(), cursorName, writerEpoch)
+                        .thenAccept(this::checkWritten));
+    }
+
+    WriteOutcome checkWritten(WriteOutcome outcome) {
+        if (outcome instanceof WriteOutcome.Fenced f) {
+            throw new java.util.concurrent.CompletionException(new ManagedLedgerException.ManagedLedgerFencedException(
+                    "managed ledger " + name + " is fenced (writer epoch " + f.headEpoch() + " > " + writerEpoch + ")"));
+        }
+        if (outcome instanceof WriteOutcome.UnknownStream) {
+            throw new java.util.concurrent.CompletionException(new ManagedLedgerException.ManagedLedgerNotFoundException(
+                    "managed ledger " + name + " no longer exists"));
+        }
+        return outcome;
+    }
+
+    @Override
+    public void removeWaitingCursor(ManagedCursor cursor) {
+        cursor.cancelPendingReadRequest();
+    }
+
+    @Override
+    public Iterable<ManagedCursor> getCursors() {
+        return Collections.unmodifiableList(cursors.all());
+    }
+
+    @Override
+    public Iterable<ManagedCursor> getActiveCursors() {
+        return cursors.active();
+    }
+
+    Iterable<NereusManagedCursor> nereusCursors() {
+        return cursors.all();
+    }
+
+    /** The durable cursor with the lowest mark-delete, if any. */
+    @Override
+    public ManagedCursor getSlowestConsumer() {
+        return cursors.slowestDurable().orElse(null);
+    }
+
+    // ---- sizes and positions ----
+
+    /** The stored entries as positions, now (the first offset is read before the committed end). */
+    VirtualLedger view() {
+        long first = firstOffset;
+        return new VirtualLedger(ledgerId, first, committedEnd);
+    }
+
+    @Override
+    public long getNumberOfEntries() {
+        return view().entries();
+    }
+
+    @Override
+    public long getNumberOfEntries(Range<Position> range) {
+        return view().entries(range);
+    }
+
+    @Override
+    public long getNumberOfActiveEntries() {
+        long from = committedEnd;
+        for (ManagedCursor c : cursors.active()) {
+            from = Math.min(from, offsetOf(c.getReadPosition()));
+        }
+        return Math.max(0, committedEnd - from);
+    }
+
+    /**
+     * Payload bytes of the entries still stored. Exact until the first trim; after it, estimated from the
+     * average entry size (the head keeps only the cumulative byte count).
+     */
+    @Override
+    public long getTotalSize() {
+        return bytesOf(getNumberOfEntries());
+    }
+
+    long bytesOf(long entries) {
+        return Math.round(entries * averageEntryBytes());
+    }
+
+    @Override
+    public long getEstimatedBacklogSize() {
+        NereusManagedCursor slowest = (NereusManagedCursor) getSlowestConsumer();
+        if (slowest == null) {
+            return 0;
+        }
+        return bytesOf(Math.max(0, committedEnd - Math.max(firstOffset, slowest.markDeleteEnd())));
+    }
+
+    @Override
+    public long getEstimatedBacklogSize(Position position) {
+        long from = Math.max(firstOffset, offsetOf(position) + 1);
+        return bytesOf(Math.max(0, committedEnd - from));
+    }
+
+    @Override
+    public CompletableFuture<Long> getEarliestMessagePublishTimeInBacklog() {
+        NereusManagedCursor slowest = (NereusManagedCursor) getSlowestConsumer();
+        if (slowest == null) {
+            return CompletableFuture.completedFuture(-1L);
+        }
+        long at = Math.max(firstOffset, slowest.markDeleteEnd());
+        if (at >= committedEnd) {
+            return CompletableFuture.completedFuture(-1L);
+        }
+        return readOne(at).thenApply(e -> {
+            try {
+                return PublishTimes.of(e);
+            } finally {
+                e.release();
+            }
+        });
+    }
+
+    @Override
+    public Position getLastConfirmedEntry() {
+        return view().lastConfirmed();
+    }
+
+    @Override
+    public Position getFirstPosition() {
+        return view().firstPosition();
+    }
+
+    boolean isValidPosition(Position p) {
+        return view().isStored(p);
+    }
+
+    @Override
+    public Position getNextValidPosition(Position position) {
+        return view().next(position);
+    }
+
+    @Override
+    public Position getPreviousPosition(Position position) {
+        return view().previous(position);
+    }
+
+    @Override
+    public Position getPositionAfterN(Position startPosition, long n, PositionBound startRange) {
+        return view().afterN(startPosition, n, startRange);
+    }
+
+    @Override
+    public void asyncReadEntry(Position position, AsyncCallbacks.ReadEntryCallback callback, Object ctx) {
+        CompletableFuture<Entry> read = isValidPosition(position) ? readOne(position.getEntryId())
+                : CompletableFuture.failedFuture(new ManagedLedgerException.NonRecoverableLedgerException(
+                        "position " + position + " is not a stored entry of " + name + " (ledger " + ledgerId
+                                + ", entries [" + firstOffset + ", " + committedEnd + "))"));
+        Callbacks.deliver(read, executor,
+                e -> callback.readEntryComplete(e, ctx), e -> callback.readEntryFailed(e, ctx));
+    }
+
+    CompletableFuture<Entry> readOne(long offset) {
+        return read(offset, 1, Long.MAX_VALUE).thenApply(l -> {
+            if (l.isEmpty()) {
+                throw new java.util.concurrent.CompletionException(new ManagedLedgerException.NonRecoverableLedgerException(
+                        "entry " + offset + " of " + name + " could not be read"));
+            }
+            return l.get(0);
+        });
+    }
+
+    /**
+     * The newest position at or before {@code startPosition} whose entry satisfies {@code predicate}, read
+     * backwards one entry at a time; a start outside the stored entries is returned as is (Pulsar's contract).
+     */
+    @Override
+    public CompletableFuture<Position> getLastDispatchablePosition(Predicate<Entry> predicate,
+            Position startPosition) {
+        CompletableFuture<Position> result = new CompletableFuture<>();
+        reverseFind(predicate, startPosition, result);
+        return result;
+    }
+
+    private void reverseFind(Predicate<Entry> predicate, Position position, CompletableFuture<Position> result) {
+        if (!isValidPosition(position)) {
+            result.complete(position);
+            return;
+        }
+        readOne(position.getEntryId()).whenComplete((e, t) -> {
+            if (t != null) {
+                result.completeExceptionally(PulsarErrors.map(t));
+                return;
+            }
+            try {
+                if (predicate.test(e)) {
+                    result.complete(e.getPosition());
+                    return;
+                }
+            } catch (RuntimeException ex) {
+                result.completeExceptionally(ex);
+                return;
+            } finally {
+                e.release();
+            }
+            reverseFind(predicate, getPreviousPosition(position), result);
+        });
+    }
+
+    /**
+     * The position after the newest entry matching {@code predicate} (entries are searched assuming the predicate
+     * holds for a prefix, as Pulsar does for publish-time searches); the first position when none matches.
+     */
+    @Override
+    public CompletableFuture<Position> asyncFindPosition(Predicate<Entry> predicate) {
+        return EntrySearch.newestMatching(this, firstOffset, committedEnd, predicate).thenApply(found ->
+                found.isEmpty() ? PositionFactory.create(ledgerId, firstOffset)
+                        : getNextValidPosition(PositionFactory.create(ledgerId, found.getAsLong())));
+    }
+
+    // ---- lifecycle ----
+
+    @Override
+    public String getName() {
+        return name;
+    }
+
+    @Override
+    public void asyncTerminate(AsyncCallbacks.TerminateCallback callback, Object ctx) {
+        Callbacks.deliver(terminateAsync(), executor,
+                p -> callback.terminateComplete(p, ctx), e -> callback.terminateFailed(e, ctx));
+    }
+
+    @Override
+    public Position terminate() throws InterruptedException, ManagedLedgerException {
+        return Sync.await(terminateAsync());
+    }
+
+    /**
+     * Refuses new appends, waits for the last one in flight (the stream completes one stream's appends in offset
+     * order, so the last one finishing means all did), then seals the stream.
+     */
+    private synchronized CompletableFuture<Position> terminateAsync() {
+        if (terminated == null) {
+            State s = state;
+            if (s != State.OPEN) {
+                return CompletableFuture.failedFuture(stateError(s));
+            }
+            state = State.TERMINATED;
+            terminated = lastAdd.handle((r, t) -> null)
+                    .thenCompose(ignored -> factory.metadata().seal(streamId(), writerEpoch))
+                    .thenAccept(head -> {
+                        committedEnd = Math.max(committedEnd, head.committedEnd());
+                        waiters.releaseAll();
+                        LOG.info("Terminated managed ledger name={} stream={} lastConfirmed={}", name, streamId(),
+                                getLastConfirmedEntry());
+                    });
+        }
+        return terminated.thenApply(ignored -> getLastConfirmedEntry());
+    }
+
+    @Override
+    public CompletableFuture<Position> asyncMigrate() {
+        return setPropertiesAsync(Map.of(MIGRATED_PROPERTY, "true"), false).thenCompose(ignored ->
+                state == State.TERMINATED ? CompletableFuture.completedFuture(getLastConfirmedEntry())
+                        : terminateAsync());
+    }
+
+    @Override
+    public boolean isMigrated() {
+        return "true".equals(properties.get().get(MIGRATED_PROPERTY));
+    }
+
+    @Override
+    public void close() throws InterruptedException, ManagedLedgerException {
+        Sync.await(closeAsync());
+    }
+
+    @Override
+    public void asyncClose(AsyncCallbacks.CloseCallback callback, Object ctx) {
+        Callbacks.deliver(closeAsync(), executor,
+                v -> callback.closeComplete(ctx), e -> callback.closeFailed(e, ctx));
+    }
+
+    /**
+     * Closes every cursor (flushing their state), releases waiting readers and leaves the factory. Every call
+     * returns the same future, so a broker shutdown that closes the ledger while a topic close is in flight waits
+     * for the flush.
+     */
+    synchronized CompletableFuture<Void> closeAsync() {
+        if (closed != null) {
+            return closed;
+        }
+        if (state == State.DELETED) {
+            closed = CompletableFuture.completedFuture(null);
+            return closed;
+        }
+        state = State.CLOSED;
+        CompletableFuture<Void> cursorsClosed = cursors.closeAll();
+        waiters.releaseAll();
+        closed = cursorsClosed.whenComplete((v, t) -> {
+            factory.closed(this);
+            LOG.info("Closed managed ledger name={} stream={}", name, streamId());
+        });
+        return closed;
+    }
+
+    @Override
+    public void delete() throws InterruptedException, ManagedLedgerException {
+        Sync.await(deleteAsync());
+    }
+
+    @Override
+    public void asyncDelete(AsyncCallbacks.DeleteLedgerCallback callback, Object ctx) {
+        Callbacks.deliver(deleteAsync(), executor,
+                v -> callback.deleteLedgerComplete(ctx), e -> callback.deleteLedgerFailed(e, ctx));
+    }
+
+    /**
+     * Deletes the ledger: its stream's catalog entry moves to DELETED (opening the name again creates a new stream
+     * with a new virtual ledger id, so old positions never alias new data); cursors stop and readers are released.
+     */
+    synchronized CompletableFuture<Void> deleteAsync() {
+        if (deleted != null) {
+            return deleted;
+        }
+        state = State.DELETED;
+        ManagedLedgerException why = new ManagedLedgerException.ManagedLedgerNotFoundException(
+                "managed ledger " + name + " was deleted");
+        cursors.failAll(why);
+        waiters.releaseAll();
+        deleted = factory.streams().deleteStream(name).thenCompose(entry -> factory.topicNodes().remove(name))
+                .thenAccept(ignored -> {
+                    factory.closed(this);
+                    LOG.info("Deleted managed ledger name={} stream={} ledgerId={}", name, streamId(), ledgerId);
+                });
+        return deleted;
+    }
+
+    // ---- properties ----
+
+    @Override
+    public Map<String, String> getProperties() {
+        return properties.get();
+    }
+
+    @Override
+    public void setProperty(String key, String value) throws InterruptedException, ManagedLedgerException {
+        Sync.await(setPropertiesAsync(Map.of(key, value), false));
+    }
+
+    @Override
+    public void asyncSetProperty(String key, String value, AsyncCallbacks.UpdatePropertiesCallback callback,
+            Object ctx) {
+        propertiesCallback(setPropertiesAsync(Map.of(key, value), false), callback, ctx);
+    }
+
+    @Override
+    public void deleteProperty(String key) throws InterruptedException, ManagedLedgerException {
+        Sync.await(deletePropertyAsync(key));
+    }
+
+    @Override
+    public void asyncDeleteProperty(String key, AsyncCallbacks.UpdatePropertiesCallback callback, Object ctx) {
+        propertiesCallback(deletePropertyAsync(key), callback, ctx);
+    }
+
+    @Override
+    public void setProperties(Map<String, String> props) throws InterruptedException, ManagedLedgerException {
+        Sync.await(setPropertiesAsync(props, true));
+    }
+
+    @Override
+    public void asyncSetProperties(Map<String, String> props, AsyncCallbacks.UpdatePropertiesCallback callback,
+            Object ctx) {
+        propertiesCallback(setPropertiesAsync(props, true), callback, ctx);
+    }
+
+    private void propertiesCallback(CompletableFuture<Map<String, String>> f,
+            AsyncCallbacks.UpdatePropertiesCallback callback, Object ctx) {
+        Callbacks.deliver(f, executor,
+                p -> callback.updatePropertiesComplete(p, ctx), e -> callback.updatePropertiesFailed(e, ctx));
+    }
+
+    private CompletableFuture<Map<String, String>> setPropertiesAsync(Map<String, String> update, boolean replace) {
+        return replace ? properties.replace(update) : properties.put(update);
+    }
+
+    private CompletableFuture<Map<String, String>> deletePropertyAsync(String key) {
+        return properties.remove(key);
+    }
+
+    // ---- trimming, truncation ----
+
+    @Override
+    public void trimConsumedLedgersInBackground(CompletableFuture<?> promise) {
+        trimmer.trimNow().whenComplete((v, t) -> {
+            if (t != null) {
+                promise.completeExceptionally(PulsarErrors.map(t));
+            } else {
+                promise.complete(null);
+            }
+        });
+    }
+
+    /** Clears every cursor's backlog, then trims what retention allows. */
+    @Override
+    public CompletableFuture<Void> asyncTruncate() {
+        List<CompletableFuture<Void>> clears = new ArrayList<>();
+        for (NereusManagedCursor c : cursors.all()) {
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            c.asyncClearBacklog(new AsyncCallbacks.ClearBacklogCallback() {
+                @Override
+                public void clearBacklogComplete(Object ctx) {
+                    f.complete(null);
+                }
+
+                @Override
+                public void clearBacklogFailed(ManagedLedgerException exception, Object ctx) {
+                    f.completeExceptionally(exception);
+                }
+            }, null);
+            clears.add(f);
+        }
+        return CompletableFuture.allOf(clears.toArray(CompletableFuture[]::new)).thenCompose(v -> trimmer.trimNow());
+    }
+
+    /**
+     * Moves the first readable offset up to {@code newFirstOffset} (never down). Only the trimmer calls this and
+     * {@link #trimFailed}, one run at a time, so the volatile field has one writer.
+     */
+    void trimming(long newFirstOffset) {
+        if (newFirstOffset > firstOffset) {
+            firstOffset = Math.min(newFirstOffset, committedEnd);
+        }
+    }
+
+    /** A trim to {@code target} failed: the offsets from {@code before} are readable again. */
+    void trimFailed(long target, long before) {
+        if (firstOffset == target) {
+            firstOffset = before;
+        }
+    }
+
+    State state() {
+        return state;
+    }
+
+    int walWriteQuorum() {
+        return factory.walWriteQuorum();
+    }
+
+    // ---- things a BookKeeper-based ledger has and a Nereus stream does not ----
+
+    /** Nereus does not offload: its higher generations replace WAL slices in place. */
+    @Override
+    public long getOffloadedSize() {
+        return 0;
+    }
+
+    @Override
+    public long getLastOffloadedLedgerId() {
+        return 0;
+    }
+
+    @Override
+    public long getLastOffloadedSuccessTimestamp() {
+        return 0;
+    }
+
+    @Override
+    public long getLastOffloadedFailureTimestamp() {
+        return 0;
+    }
+
+    @Override
+    public Position offloadPrefix(Position pos) throws InterruptedException, ManagedLedgerException {
+        throw offloadRefused();
+    }
+
+    @Override
+    public void asyncOffloadPrefix(Position pos, AsyncCallbacks.OffloadCallback callback, Object ctx) {
+        executor.execute(() -> callback.offloadFailed(offloadRefused(), ctx));
+    }
+
+    private ManagedLedgerException offloadRefused() {
+        return new ManagedLedgerException("managed ledger " + name
+                + " is stored by Nereus, which does not use tiered-storage offload; keep offload policies off for"
+                + " Nereus namespaces");
+    }
+
+    /** The WAL rolls its own slices; a Nereus ledger has no current ledger to roll. */
+    @Override
+    public void readyToCreateNewLedger() {
+    }
+
+    @Override
+    public void rollCurrentLedgerIfFull() {
+    }
+
+    @Override
+    public boolean checkInactiveLedgerAndRollOver() {
+        return false;
+    }
+
+    /** Reads are served by the engine's tail cache, which every committed entry enters; nothing to decide here. */
+    @Override
+    public void checkCursorsToCacheEntries() {
+    }
+
+    @Override
+    public ManagedLedgerConfig getConfig() {
+        return config;
+    }
+
+    @Override
+    public void setConfig(ManagedLedgerConfig config) {
+        this.config = config;
+    }
+
+    @Override
+    public ManagedLedgerMXBean getStats() {
+        return stats;
+    }
+
+    NereusLedgerStats stats() {
+        return stats;
+    }
+
+    @Override
+    public ManagedLedgerInterceptor getManagedLedgerInterceptor() {
+        return config.getManagedLedgerInterceptor();
+    }
+
+    @Override
+    public int getPendingAddEntriesCount() {
+        return pendingAdds.get();
+    }
+
+    /** Nereus keeps one tail cache per broker, not one per ledger; this ledger holds no cache of its own. */
+    @Override
+    public long getCacheSize() {
+        return 0;
+    }
+
+    // ---- ledger info ----
+
+    /** The one virtual ledger of this stream incarnation, honestly: entries and bytes stored, creation time. */
+    LedgerInfo ledgerInfo() {
+        return LedgerInfo.newBuilder().setLedgerId(ledgerId).setEntries(getNumberOfEntries())
+                .setSize(getTotalSize()).setTimestamp(createdAtMillis).build();
+    }
+
+    @Override
+    public CompletableFuture<LedgerInfo> getLedgerInfo(long id) {
+        return CompletableFuture.completedFuture(id == ledgerId ? ledgerInfo() : null);
+    }
+
+    @Override
+    public Optional<LedgerInfo> getOptionalLedgerInfo(long id) {
+        return id == ledgerId ? Optional.of(ledgerInfo()) : Optional.empty();
+    }
+
+    @Override
+    public NavigableMap<Long, LedgerInfo> getLedgersInfo() {
+        NavigableMap<Long, LedgerInfo> m = new TreeMap<>();
+        m.put(ledgerId, ledgerInfo());
+        return Collections.unmodifiableNavigableMap(m);
+    }
+
+    @Override
+    public CompletableFuture<ManagedLedgerInternalStats> getManagedLedgerInternalStats(boolean includeLedgerMetadata) {
+        ManagedLedgerInternalStats s = new ManagedLedgerInternalStats();
+        s.entriesAddedCounter = entriesAdded.get();
+        s.numberOfEntries = getNumberOfEntries();
+        s.totalSize = getTotalSize();
+        s.currentLedgerEntries = s.numberOfEntries;
+        s.currentLedgerSize = s.totalSize;
+        s.lastLedgerCreatedTimestamp = java.time.Instant.ofEpochMilli(createdAtMillis).toString();
+        s.waitingCursorsCount = waiters.size();
+        s.pendingAddEntriesCount = pendingAdds.get();
+        s.lastConfirmedEntry = getLastConfirmedEntry().toString();
+        s.state = state.pulsarName();
+        ManagedLedgerInternalStats.LedgerInfo li = new ManagedLedgerInternalStats.LedgerInfo();
+        li.ledgerId = ledgerId;
+        li.entries = s.numberOfEntries;
+        li.size = s.totalSize;
+        li.offloaded = false;
+        if (includeLedgerMetadata) {
+            li.metadata = "nereus stream " + streamId() + " incarnation " + stream.catalog().incarnation()
+                    + ", entries [" + firstOffset + ", " + committedEnd + "), writer epoch " + writerEpoch;
+        }
+        s.ledgers = List.of(li);
+        s.cursors = cursors.stats();
+        return CompletableFuture.completedFuture(s);
+    }
+}

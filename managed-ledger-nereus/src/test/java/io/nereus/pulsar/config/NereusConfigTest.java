@@ -1,0 +1,341 @@
+package io.nereus.pulsar.config;
+
+import io.nereus.pulsar.NereusManagedLedgerStorage;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.nereus.stream.StorageConfig;
+import io.nereus.wal.WalConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.apache.pulsar.broker.ServiceConfiguration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class NereusConfigTest {
+
+    /** A broker configuration with the given raw broker.conf lines (key, value, key, value, ...). */
+    static ServiceConfiguration broker(String... keyValues) {
+        ServiceConfiguration conf = new ServiceConfiguration();
+        conf.setClusterName("cluster-a");
+        Properties p = new Properties();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            p.setProperty(keyValues[i], keyValues[i + 1]);
+        }
+        conf.setProperties(p);
+        return conf;
+    }
+
+    @Test
+    void from_noNereusKeys_returnsDefaults() {
+        ServiceConfiguration conf = broker("brokerServicePort", "6650");
+        NereusConfig c = NereusConfig.from(conf);
+
+        assertThat(c.fdbClusterFile()).isEmpty();
+        assertThat(c.embeddedFdbDir()).isEqualTo(Path.of("data/nereus/metadata"));
+        assertThat(c.metadataRoot()).isEqualTo("cluster-a");
+        assertThat(c.metadataDirectory()).containsExactly("nereus", "cluster-a");
+        StorageConfig expected = StorageConfig.defaults().withWal(WalConfig.defaults().withQuorums(
+                conf.getManagedLedgerDefaultEnsembleSize(), conf.getManagedLedgerDefaultWriteQuorum(),
+                conf.getManagedLedgerDefaultAckQuorum()));
+        assertSameStorage(c.storage(), expected);
+    }
+
+    @Test
+    void from_walQuorumsUnset_followBrokerManagedLedgerDefaults() {
+        ServiceConfiguration conf = broker();
+        conf.setManagedLedgerDefaultEnsembleSize(5);
+        conf.setManagedLedgerDefaultWriteQuorum(3);
+        conf.setManagedLedgerDefaultAckQuorum(2);
+
+        WalConfig wal = NereusConfig.from(conf).storage().wal();
+
+        assertThat(List.of(wal.ensembleSize(), wal.writeQuorum(), wal.ackQuorum())).containsExactly(5, 3, 2);
+    }
+
+    @Test
+    void from_walQuorumsSet_overrideBrokerDefaults() {
+        ServiceConfiguration conf = broker("nereusWalEnsembleSize", "3", "nereusWalWriteQuorum", "3",
+                "nereusWalAckQuorum", "2");
+        conf.setManagedLedgerDefaultEnsembleSize(1);
+        conf.setManagedLedgerDefaultWriteQuorum(1);
+        conf.setManagedLedgerDefaultAckQuorum(1);
+
+        WalConfig wal = NereusConfig.from(conf).storage().wal();
+
+        assertThat(List.of(wal.ensembleSize(), wal.writeQuorum(), wal.ackQuorum())).containsExactly(3, 3, 2);
+    }
+
+    @Test
+    void from_emptyOrBlankValue_meansDefault() {
+        NereusConfig c = NereusConfig.from(broker("nereusWalFlushBytes", "", "nereusMetadataRoot", "   ",
+                "nereusEmbeddedFdbDir", ""));
+
+        assertThat(c.storage().wal().flushBytes()).isEqualTo(WalConfig.defaults().flushBytes());
+        assertThat(c.metadataRoot()).isEqualTo("cluster-a");
+        assertThat(c.embeddedFdbDir()).isEqualTo(Path.of("data/nereus/metadata"));
+    }
+
+    @Test
+    void from_valueWithSurroundingSpaces_isTrimmed() {
+        NereusConfig c = NereusConfig.from(broker("nereusWalFlushBytes", " 1024 "));
+
+        assertThat(c.storage().wal().flushBytes()).isEqualTo(1024);
+    }
+
+    static Stream<Arguments> everyKeyParsed() {
+        return Stream.of(
+                parsed("nereusEmbeddedFdbDir", "/var/lib/nereus/meta", c -> c.embeddedFdbDir(),
+                        Path.of("/var/lib/nereus/meta")),
+                parsed("nereusMetadataRoot", "prod-east", NereusConfig::metadataRoot, "prod-east"),
+                parsed("nereusWalEnsembleSize", "4", c -> c.storage().wal().ensembleSize(), 4),
+                parsed("nereusWalFlushBytes", "65536", c -> c.storage().wal().flushBytes(), 65536),
+                parsed("nereusWalFlushDelayMicros", "500", c -> c.storage().wal().flushDelay(),
+                        Duration.ofNanos(500_000)),
+                parsed("nereusWalFlushDelayMicros", "0", c -> c.storage().wal().flushDelay(), Duration.ZERO),
+                parsed("nereusWalMaxBatchBytes", "1048576", c -> c.storage().wal().maxBatchBytes(), 1048576),
+                parsed("nereusWalMaxInFlightBatches", "3", c -> c.storage().wal().maxInFlightBatches(), 3),
+                parsed("nereusWalSliceMaxBytes", "10737418240", c -> c.storage().wal().sliceMaxBytes(),
+                        10_737_418_240L),
+                parsed("nereusWalSliceMaxAgeSeconds", "90", c -> c.storage().wal().sliceMaxAge(),
+                        Duration.ofSeconds(90)),
+                parsed("nereusWalCommitMaxBatches", "1", c -> c.storage().wal().maxCoalescedBatches(), 1),
+                parsed("nereusWalCommitMaxAppends", "16384", c -> c.storage().wal().maxCoalescedAppends(), 16384),
+                parsed("nereusTailCacheBytes", "0", c -> c.storage().tailCacheBytes(), 0L),
+                parsed("nereusReadCachedBatches", "7", c -> c.storage().cachedBatches(), 7),
+                parsed("nereusReadCachedResolutions", "12345", c -> c.storage().cachedResolutions(), 12345),
+                parsed("nereusRepairMaxBatches", "99", c -> c.storage().repairMaxEntries(), 99));
+    }
+
+    private static Arguments parsed(String key, String text, Function<NereusConfig, Object> read, Object expected) {
+        return Arguments.of(key, text, read, expected);
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @MethodSource("everyKeyParsed")
+    void from_keySet_parsesIntoItsField(String key, String text, Function<NereusConfig, Object> read,
+            Object expected) {
+        NereusConfig c = NereusConfig.from(broker(key, text));
+
+        assertThat(read.apply(c)).isEqualTo(expected);
+    }
+
+    @Test
+    void from_quorumKeysSet_parseIntoWal() {
+        WalConfig wal = NereusConfig.from(broker("nereusWalEnsembleSize", "3", "nereusWalWriteQuorum", "2",
+                "nereusWalAckQuorum", "1")).storage().wal();
+
+        assertThat(List.of(wal.ensembleSize(), wal.writeQuorum(), wal.ackQuorum())).containsExactly(3, 2, 1);
+    }
+
+    @Test
+    void from_everyKeyOfTheTable_isCoveredByAParseCase() {
+        Set<String> covered = new HashSet<>(List.of("nereusFdbClusterFile", "nereusWalWriteQuorum",
+                "nereusWalAckQuorum"));
+        everyKeyParsed().forEach(a -> covered.add((String) a.get()[0]));
+
+        assertThat(covered).containsExactlyInAnyOrderElementsOf(
+                NereusConfig.keys().stream().map(ConfigKey::name).toList());
+    }
+
+    @Test
+    void from_fdbClusterFileExists_isUsed(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("fdb.cluster"), "test:test@127.0.0.1:4500\n");
+
+        NereusConfig c = NereusConfig.from(broker("nereusFdbClusterFile", file.toString()));
+
+        assertThat(c.fdbClusterFile()).contains(file);
+    }
+
+    @Test
+    void from_fdbClusterFileMissing_rejectedNamingKey(@TempDir Path dir) {
+        Path missing = dir.resolve("absent.cluster");
+
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusFdbClusterFile", missing.toString())))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusFdbClusterFile=" + missing + ": must be an existing file");
+    }
+
+    @Test
+    void from_embeddedFdbDirIsAFile_rejectedNamingKey(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("plain-file"), "x");
+
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusEmbeddedFdbDir", file.toString())))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusEmbeddedFdbDir=" + file + ": must be a directory path, not an existing file");
+    }
+
+    static Stream<Arguments> invalidValues() {
+        return Stream.of(
+                Arguments.of("nereusWalFlushBytes", "-1", "nereusWalFlushBytes=-1: must be > 0 and <= nereusWalMaxBatchBytes"),
+                Arguments.of("nereusWalFlushBytes", "0", "nereusWalFlushBytes=0: must be > 0"),
+                Arguments.of("nereusWalFlushBytes", "abc",
+                        "nereusWalFlushBytes=abc: must be a whole number from -2147483648 to 2147483647, > 0"),
+                Arguments.of("nereusWalFlushBytes", "2147483648", "nereusWalFlushBytes=2147483648: must be a whole number"),
+                Arguments.of("nereusWalFlushBytes", "1.5", "nereusWalFlushBytes=1.5: must be a whole number"),
+                Arguments.of("nereusWalFlushDelayMicros", "-1", "nereusWalFlushDelayMicros=-1: must be 0 to 9223372036854775"),
+                Arguments.of("nereusWalFlushDelayMicros", "9223372036854776",
+                        "nereusWalFlushDelayMicros=9223372036854776: must be 0 to 9223372036854775"),
+                Arguments.of("nereusWalMaxBatchBytes", "0", "nereusWalMaxBatchBytes=0: must be > 0"),
+                Arguments.of("nereusWalMaxInFlightBatches", "0", "nereusWalMaxInFlightBatches=0: must be > 0"),
+                Arguments.of("nereusWalSliceMaxBytes", "-5", "nereusWalSliceMaxBytes=-5: must be > 0"),
+                Arguments.of("nereusWalSliceMaxBytes", "1GiB", "nereusWalSliceMaxBytes=1GiB: must be a whole number"),
+                Arguments.of("nereusWalSliceMaxAgeSeconds", "0", "nereusWalSliceMaxAgeSeconds=0: must be 1 to 9223372036"),
+                Arguments.of("nereusWalSliceMaxAgeSeconds", "9223372037",
+                        "nereusWalSliceMaxAgeSeconds=9223372037: must be 1 to 9223372036"),
+                Arguments.of("nereusWalCommitMaxBatches", "0", "nereusWalCommitMaxBatches=0: must be 1 to 64"),
+                Arguments.of("nereusWalCommitMaxBatches", "65", "nereusWalCommitMaxBatches=65: must be 1 to 64"),
+                Arguments.of("nereusWalCommitMaxAppends", "16385", "nereusWalCommitMaxAppends=16385: must be 1 to 16384"),
+                Arguments.of("nereusWalEnsembleSize", "0", "nereusWalEnsembleSize=0: must be >= 1"),
+                Arguments.of("nereusWalWriteQuorum", "0", "nereusWalWriteQuorum=0: must be >= 1"),
+                Arguments.of("nereusWalAckQuorum", "-2", "nereusWalAckQuorum=-2: must be >= 1"),
+                Arguments.of("nereusTailCacheBytes", "-1", "nereusTailCacheBytes=-1: must be >= 0"),
+                Arguments.of("nereusReadCachedBatches", "0", "nereusReadCachedBatches=0: must be >= 1"),
+                Arguments.of("nereusReadCachedResolutions", "0", "nereusReadCachedResolutions=0: must be >= 1"),
+                Arguments.of("nereusRepairMaxBatches", "0", "nereusRepairMaxBatches=0: must be >= 1"),
+                Arguments.of("nereusMetadataRoot", "a\tb", "nereusMetadataRoot=a\tb: must be 1 to 255 characters"),
+                Arguments.of("nereusMetadataRoot", "x".repeat(256), "nereusMetadataRoot=" + "x".repeat(256)
+                        + ": must be 1 to 255 characters, no control characters"),
+                Arguments.of("nereusEmbeddedFdbDir", "bad\0path", "nereusEmbeddedFdbDir=bad\0path: must be a file system path"));
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @MethodSource("invalidValues")
+    void from_invalidValue_rejectedNamingKeyValueAndAllowed(String key, String value, String messageStart) {
+        assertThatThrownBy(() -> NereusConfig.from(broker(key, value)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith(messageStart);
+    }
+
+    @Test
+    void from_flushBytesAboveMaxBatchBytes_rejectedNamingBothKeys() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusWalFlushBytes", "2048",
+                "nereusWalMaxBatchBytes", "1024")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusWalFlushBytes=2048: must be <= nereusWalMaxBatchBytes=1024");
+    }
+
+    @Test
+    void from_flushBytesAboveDefaultMaxBatchBytes_rejectedShowingTheDefault() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusWalFlushBytes", "8388608")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusWalFlushBytes=8388608: must be <= nereusWalMaxBatchBytes=4194304 (default: 4194304)");
+    }
+
+    @Test
+    void from_writeQuorumAboveEnsemble_rejectedNamingBothKeys() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusWalEnsembleSize", "2", "nereusWalWriteQuorum", "3",
+                "nereusWalAckQuorum", "1")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusWalWriteQuorum=3: must be <= nereusWalEnsembleSize=2");
+    }
+
+    @Test
+    void from_ackQuorumAboveBrokerDefaultWriteQuorum_rejectedNamingTheBrokerSetting() {
+        ServiceConfiguration conf = broker("nereusWalAckQuorum", "2");
+        conf.setManagedLedgerDefaultEnsembleSize(1);
+        conf.setManagedLedgerDefaultWriteQuorum(1);
+        conf.setManagedLedgerDefaultAckQuorum(1);
+
+        assertThatThrownBy(() -> NereusConfig.from(conf))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusWalAckQuorum=2: must be <= nereusWalWriteQuorum=1 "
+                        + "(default: the broker's managedLedgerDefaultWriteQuorum)");
+    }
+
+    @Test
+    void from_brokerDefaultQuorumInvalid_rejectedNamingTheNereusKeyAndOrigin() {
+        ServiceConfiguration conf = broker();
+        conf.setManagedLedgerDefaultEnsembleSize(0);
+
+        assertThatThrownBy(() -> NereusConfig.from(conf))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusWalEnsembleSize=0 (default: the broker's managedLedgerDefaultEnsembleSize): "
+                        + "must be >= 1");
+    }
+
+    @Test
+    void from_noClusterNameAndNoRoot_rejectedNamingMetadataRoot() {
+        ServiceConfiguration conf = broker();
+        conf.setClusterName(null);
+
+        assertThatThrownBy(() -> NereusConfig.from(conf))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("nereusMetadataRoot= (default: the broker's clusterName): must be 1 to 255");
+    }
+
+    @Test
+    void from_unknownNereusKey_rejectedWithSuggestion() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusWalFlushBytez", "1024")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("nereusWalFlushBytez=1024: not a Nereus key (did you mean nereusWalFlushBytes?)")
+                .hasMessageContaining("Known keys: nereusFdbClusterFile, ");
+    }
+
+    @Test
+    void from_nereusKeyInOtherCase_rejectedAsUnknown() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("NereusWalFlushBytes", "1024")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("NereusWalFlushBytes=1024: not a Nereus key (did you mean nereusWalFlushBytes?)");
+    }
+
+    @Test
+    void from_severalUnknownKeys_namesEveryOne() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusFoo", "1", "nereusWalAckQuorom", "1")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("nereusFoo=1: not a Nereus key")
+                .hasMessageContaining("nereusWalAckQuorom=1: not a Nereus key (did you mean nereusWalAckQuorum?)");
+    }
+
+    @Test
+    void from_otherBrokerKeys_ignored() {
+        NereusConfig c = NereusConfig.from(broker("managedLedgerStorageClassName",
+                "io.nereus.pulsar.NereusManagedLedgerStorage", "bookkeeperNumberOfChannels", "4"));
+
+        assertThat(c.metadataRoot()).isEqualTo("cluster-a");
+    }
+
+    @Test
+    void keys_namesUniqueWithNereusPrefixAndDocumented() {
+        List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
+
+        assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
+        assertThat(names).hasSize(18);
+        assertThat(NereusConfig.keys()).allSatisfy(k -> {
+            assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
+            assertThat(k.allowed()).as(k.name()).isNotBlank();
+            assertThat(k.defaultDoc()).as(k.name()).isNotBlank();
+        });
+    }
+
+    @Test
+    void configKey_nameWithoutPrefix_refused() {
+        assertThatThrownBy(() -> new ConfigKey<>("walFlushBytes", ConfigType.INT, c -> 1, "1", "> 0", v -> v > 0, "d."))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("walFlushBytes");
+    }
+
+    @Test
+    void record_blankMetadataRoot_refused() {
+        assertThatThrownBy(() -> new NereusConfig(Optional.empty(), Path.of("d"), " ", StorageConfig.defaults()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("metadataRoot");
+    }
+
+    /** StorageConfig equality is by field (WalConfig holds a byte[] password, compared by identity). */
+    static void assertSameStorage(StorageConfig actual, StorageConfig expected) {
+        assertThat(actual).usingRecursiveComparison().isEqualTo(expected);
+    }
+}

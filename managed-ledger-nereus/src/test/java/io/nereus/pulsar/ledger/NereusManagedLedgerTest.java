@@ -1,0 +1,407 @@
+package io.nereus.pulsar.ledger;
+
+import static io.nereus.testing.StreamTesting.await;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.nereus.metadata.CatalogEntry;
+import io.nereus.stream.StorageConfig;
+import io.nereus.stream.StreamStorage;
+import io.nereus.testing.BookKeeperCluster;
+import io.nereus.testing.EngineFixture;
+import io.nereus.wal.WalConfig;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.bookkeeper.common.util.OrderedExecutor;
+import org.apache.bookkeeper.mledger.AsyncCallbacks;
+import org.apache.bookkeeper.mledger.Entry;
+import org.apache.bookkeeper.mledger.ManagedLedger;
+import org.apache.bookkeeper.mledger.ManagedLedgerConfig;
+import org.apache.bookkeeper.mledger.ManagedLedgerException;
+import org.apache.bookkeeper.mledger.ManagedLedgerInfo;
+import org.apache.bookkeeper.mledger.Position;
+import org.apache.bookkeeper.mledger.PositionFactory;
+import org.apache.bookkeeper.mledger.ReadOnlyCursor;
+import org.apache.bookkeeper.mledger.impl.ManagedLedgerMBeanImpl;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The Nereus managed ledger over a real in-process bookie and EmbeddedFdb, without a broker. */
+class NereusManagedLedgerTest {
+    @RegisterExtension
+    static final BookKeeperCluster BK = new BookKeeperCluster();
+
+    private static final StorageConfig CONFIG = StorageConfig.defaults().withWal(WalConfig.defaults()
+            .withQuorums(1, 1, 1).withFlush(64 * 1024, Duration.ofMillis(1)));
+
+    private EngineFixture engine;
+    /** The broker's local metadata store, where Pulsar looks for the topic nodes (Pulsar's in-memory one). */
+    private org.apache.pulsar.metadata.api.extended.MetadataStoreExtended pulsarMetadata;
+    private final List<AutoCloseable> closers = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        engine = new EngineFixture(BK, "ml");
+        pulsarMetadata = org.apache.pulsar.metadata.api.extended.MetadataStoreExtended.create("memory:local",
+                org.apache.pulsar.metadata.api.MetadataStoreConfig.builder().build());
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closers.size() - 1; i >= 0; i--) {
+            closers.get(i).close();
+        }
+        engine.close();
+        pulsarMetadata.close();
+    }
+
+    /** One "broker": its own storage instance (writer id) and factory over the shared bookie and metadata. */
+    private NereusManagedLedgerFactory broker(String id) {
+        StreamStorage streams = engine.storage(id, CONFIG);
+        OrderedExecutor executor = OrderedExecutor.newBuilder().name("test-ml-" + id).numThreads(2).build();
+        NereusManagedLedgerFactory f = new NereusManagedLedgerFactory(engine.metadata, streams,
+                new TopicNodes(pulsarMetadata), executor, Clock.systemUTC(), 1);
+        closers.add(executor::shutdownNow);
+        closers.add(() -> f.shutdownAsync().get());
+        return f;
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String text(Entry e) {
+        try {
+            return new String(e.getData(), StandardCharsets.UTF_8);
+        } finally {
+            e.release();
+        }
+    }
+
+    private static Entry readEntry(ManagedLedger ml, Position p) {
+        CompletableFuture<Entry> f = new CompletableFuture<>();
+        ml.asyncReadEntry(p, new AsyncCallbacks.ReadEntryCallback() {
+            @Override
+            public void readEntryComplete(Entry entry, Object ctx) {
+                f.complete(entry);
+            }
+
+            @Override
+            public void readEntryFailed(ManagedLedgerException exception, Object ctx) {
+                f.completeExceptionally(exception);
+            }
+        }, null);
+        return await(f);
+    }
+
+    @Test
+    void addEntry_positionsAreDenseOffsetsOfOneVirtualLedger() throws Exception {
+        ManagedLedger ml = broker("b1").open("tenant/ns/persistent/t1", new ManagedLedgerConfig());
+        List<Position> positions = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            positions.add(ml.addEntry(bytes("m" + i)));
+        }
+        long ledgerId = positions.get(0).getLedgerId();
+        assertThat(ledgerId).isGreaterThanOrEqualTo(CatalogEntry.MIN_VIRTUAL_LEDGER_ID);
+        assertThat(positions).extracting(Position::getEntryId).containsExactly(0L, 1L, 2L, 3L, 4L);
+        assertThat(positions).extracting(Position::getLedgerId).containsOnly(ledgerId);
+        assertThat(ml.getLastConfirmedEntry()).isEqualTo(PositionFactory.create(ledgerId, 4));
+        assertThat(ml.getFirstPosition()).isEqualTo(PositionFactory.create(ledgerId, -1));
+        assertThat(ml.getNumberOfEntries()).isEqualTo(5);
+        assertThat(ml.getTotalSize()).isEqualTo(10);
+        assertThat(text(readEntry(ml, positions.get(3)))).isEqualTo("m3");
+        assertThat(ml.getLedgersInfo()).containsOnlyKeys(ledgerId);
+        assertThat(ml.getLedgersInfo().get(ledgerId).getEntries()).isEqualTo(5);
+    }
+
+    @Test
+    void asyncAddEntry_completesInOrderWithTheBufferItWasGiven() {
+        ManagedLedger ml = await(openAsync(broker("b1"), "order"));
+        int n = 200;
+        List<Long> completed = java.util.Collections.synchronizedList(new ArrayList<>());
+        CompletableFuture<Void> all = new CompletableFuture<>();
+        for (int i = 0; i < n; i++) {
+            int index = i;
+            ml.asyncAddEntry(Unpooled.wrappedBuffer(bytes("e" + i)), new AsyncCallbacks.AddEntryCallback() {
+                @Override
+                public void addComplete(Position position, io.netty.buffer.ByteBuf entryData, Object ctx) {
+                    assertThat(entryData.toString(StandardCharsets.UTF_8)).isEqualTo("e" + index);
+                    completed.add(position.getEntryId());
+                    if (completed.size() == n) {
+                        all.complete(null);
+                    }
+                }
+
+                @Override
+                public void addFailed(ManagedLedgerException exception, Object ctx) {
+                    all.completeExceptionally(exception);
+                }
+            }, null);
+        }
+        await(all);
+        assertThat(completed).isSorted().hasSize(n).doesNotHaveDuplicates();
+        assertThat(completed.get(n - 1)).isEqualTo(n - 1);
+    }
+
+    @Test
+    void open_onAnotherBroker_fencesTheFirstAndContinuesAtTheCommittedEnd() throws Exception {
+        ManagedLedger first = broker("b1").open("moving");
+        first.addEntry(bytes("a"));
+        first.addEntry(bytes("b"));
+        ManagedLedger second = broker("b2").open("moving");
+        assertThatThrownBy(() -> first.addEntry(bytes("lost")))
+                .isInstanceOf(ManagedLedgerException.ManagedLedgerFencedException.class);
+        Position p = second.addEntry(bytes("c"));
+        assertThat(p.getEntryId()).isEqualTo(2);
+        assertThat(text(readEntry(second, PositionFactory.create(p.getLedgerId(), 1)))).isEqualTo("b");
+        assertThat(second.getNumberOfEntries()).isEqualTo(3);
+    }
+
+    @Test
+    void terminate_refusesAppendsAndStaysTerminatedAfterReopen() throws Exception {
+        NereusManagedLedgerFactory b1 = broker("b1");
+        ManagedLedger ml = b1.open("ended");
+        ml.addEntry(bytes("x"));
+        Position last = ml.terminate();
+        assertThat(last.getEntryId()).isEqualTo(0);
+        assertThat(ml.isTerminated()).isTrue();
+        assertThatThrownBy(() -> ml.addEntry(bytes("y")))
+                .isInstanceOf(ManagedLedgerException.ManagedLedgerTerminatedException.class);
+        ml.close();
+        ManagedLedger again = broker("b2").open("ended");
+        assertThat(again.isTerminated()).isTrue();
+        assertThat(again.getLastConfirmedEntry()).isEqualTo(last);
+        assertThatThrownBy(() -> again.addEntry(bytes("z")))
+                .isInstanceOf(ManagedLedgerException.ManagedLedgerTerminatedException.class);
+    }
+
+    @Test
+    void delete_thenOpenAgain_isANewLedgerWhoseOldPositionsDoNotResolve() throws Exception {
+        NereusManagedLedgerFactory f = broker("b1");
+        ManagedLedger ml = f.open("recreated");
+        Position old = ml.addEntry(bytes("old"));
+        assertThat(await(pulsarMetadata.exists("/managed-ledgers/recreated"))).as("the broker sees the topic").isTrue();
+        ml.delete();
+        assertThat(await(pulsarMetadata.exists("/managed-ledgers/recreated"))).isFalse();
+        assertThat(await(f.asyncExists("recreated"))).isFalse();
+        ManagedLedger fresh = f.open("recreated");
+        Position now = fresh.addEntry(bytes("new"));
+        assertThat(now.getLedgerId()).isNotEqualTo(old.getLedgerId());
+        assertThat(now.getEntryId()).isEqualTo(0);
+        assertThatThrownBy(() -> readEntry(fresh, old)).hasCauseInstanceOf(ManagedLedgerException.class);
+        assertThat(await(f.asyncExists("recreated"))).isTrue();
+    }
+
+    @Test
+    void properties_areStoredAndSeenByTheNextOwner() throws Exception {
+        NereusManagedLedgerFactory b1 = broker("b1");
+        ManagedLedger ml = b1.open("props");
+        ml.setProperty("a", "1");
+        ml.setProperties(Map.of("b", "2", "c", "3"));
+        ml.deleteProperty("c");
+        assertThat(ml.getProperties()).isEqualTo(Map.of("b", "2"));
+        NereusManagedLedgerFactory b2 = broker("b2");
+        assertThat(await(b2.getManagedLedgerPropertiesAsync("props"))).isEqualTo(Map.of("b", "2"));
+        assertThat(b2.open("props").getProperties()).isEqualTo(Map.of("b", "2"));
+        assertThatThrownBy(() -> ml.setProperty("d", "4"))
+                .isInstanceOf(ManagedLedgerException.ManagedLedgerFencedException.class);
+    }
+
+    @Test
+    void getLastDispatchablePosition_walksBackToTheNewestMatchingEntry() throws Exception {
+        ManagedLedger ml = broker("b1").open("dispatchable");
+        ml.addEntry(bytes("keep"));
+        Position keep = ml.addEntry(bytes("keep"));
+        ml.addEntry(bytes("skip"));
+        ml.addEntry(bytes("skip"));
+        Position found = await(ml.getLastDispatchablePosition(
+                e -> new String(e.getData(), StandardCharsets.UTF_8).equals("keep"), ml.getLastConfirmedEntry()));
+        assertThat(found).isEqualTo(keep);
+        ManagedLedger empty = broker("b2").open("dispatchable-empty");
+        assertThat(await(empty.getLastDispatchablePosition(e -> true, empty.getLastConfirmedEntry())))
+                .isEqualTo(empty.getLastConfirmedEntry());
+    }
+
+    @Test
+    void whenCommittedBeyond_isCompletedByTheAppendThatReachesIt() throws Exception {
+        NereusManagedLedger ml = (NereusManagedLedger) broker("b1").open("waits");
+        CompletableFuture<Void> waiting = ml.whenCommittedBeyond(1);
+        ml.addEntry(bytes("0"));
+        assertThat(waiting).isNotDone();
+        ml.addEntry(bytes("1"));
+        await(waiting);
+        CompletableFuture<Void> cancelled = ml.whenCommittedBeyond(5);
+        cancelled.cancel(false);
+        ml.addEntry(bytes("2"));
+        assertThat(cancelled).isCancelled();
+    }
+
+    @Test
+    void positions_nextPreviousAndAfterN_stayWithinTheStoredEntries() throws Exception {
+        ManagedLedger ml = broker("b1").open("positions");
+        for (int i = 0; i < 4; i++) {
+            ml.addEntry(bytes("p" + i));
+        }
+        long l = ml.getLastConfirmedEntry().getLedgerId();
+        assertThat(ml.getNextValidPosition(PositionFactory.create(l, 1))).isEqualTo(PositionFactory.create(l, 2));
+        assertThat(ml.getNextValidPosition(PositionFactory.EARLIEST)).isEqualTo(PositionFactory.create(l, 0));
+        assertThat(ml.getNextValidPosition(PositionFactory.create(l, 3))).isEqualTo(PositionFactory.create(l, 4));
+        assertThat(ml.getPreviousPosition(PositionFactory.create(l, 0))).isEqualTo(PositionFactory.create(l, -1));
+        assertThat(ml.getPositionAfterN(PositionFactory.create(l, 0), 2,
+                org.apache.bookkeeper.mledger.PositionBound.startIncluded)).isEqualTo(PositionFactory.create(l, 1));
+        assertThat(ml.getPositionAfterN(PositionFactory.create(l, 0), 10,
+                org.apache.bookkeeper.mledger.PositionBound.startExcluded)).isEqualTo(PositionFactory.create(l, 3));
+        assertThat(ml.getNumberOfEntries(com.google.common.collect.Range.openClosed(
+                PositionFactory.create(l, 0), PositionFactory.create(l, 3)))).isEqualTo(3);
+    }
+
+    @Test
+    void statsAndInfo_reportTheStoredEntriesTruthfully() throws Exception {
+        NereusManagedLedgerFactory f = broker("b1");
+        ManagedLedger ml = f.open("stats");
+        ml.addEntry(bytes("1234"));
+        ml.addEntry(bytes("5678"));
+        assertThat(ml.getStats()).isInstanceOf(ManagedLedgerMBeanImpl.class);
+        ManagedLedgerMBeanImpl stats = (ManagedLedgerMBeanImpl) ml.getStats();
+        assertThat(stats.getName()).isEqualTo("stats");
+        assertThat(stats.getAddEntrySucceedTotal()).isEqualTo(2);
+        assertThat(stats.getAddEntryBytesTotal()).isEqualTo(8);
+        assertThat(stats.getStoredMessagesLogicalSize()).isEqualTo(8);
+        assertThat(f.getCacheStats().getNumberOfManagedLedgers()).isEqualTo(1);
+        assertThat(f.getCacheStats().getCacheInsertedEntriesCount()).isGreaterThanOrEqualTo(2);
+        var internal = await(ml.getManagedLedgerInternalStats(true));
+        assertThat(internal.state).isEqualTo("LedgerOpened");
+        assertThat(internal.numberOfEntries).isEqualTo(2);
+        assertThat(internal.totalSize).isEqualTo(8);
+        assertThat(internal.lastConfirmedEntry).isEqualTo(ml.getLastConfirmedEntry().toString());
+        assertThat(internal.ledgers).hasSize(1);
+        ManagedLedgerInfo info = f.getManagedLedgerInfo("stats");
+        assertThat(info.ledgers).hasSize(1);
+        assertThat(info.ledgers.get(0).entries).isEqualTo(2);
+        assertThatThrownBy(() -> f.getManagedLedgerInfo("missing"))
+                .isInstanceOf(ManagedLedgerException.ManagedLedgerNotFoundException.class);
+    }
+
+    @Test
+    void readOnlyCursor_readsWhatTheWriterCommitted() throws Exception {
+        NereusManagedLedgerFactory f = broker("b1");
+        ManagedLedger ml = f.open("readonly");
+        for (int i = 0; i < 3; i++) {
+            ml.addEntry(bytes("r" + i));
+        }
+        ReadOnlyCursor c = broker("tool").openReadOnlyCursor("readonly", PositionFactory.EARLIEST,
+                new ManagedLedgerConfig());
+        List<String> got = new ArrayList<>();
+        while (c.hasMoreEntries()) {
+            c.readEntries(2).forEach(e -> got.add(text(e)));
+        }
+        assertThat(got).containsExactly("r0", "r1", "r2");
+        assertThat(ml.addEntry(bytes("r3")).getEntryId()).isEqualTo(3);
+    }
+
+    @Test
+    void trim_movesInWholeSegmentsBehindTheSlowestDurableCursor() throws Exception {
+        ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(2);
+        ManagedLedger ml = broker("b1").open("trimmed", config);
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        List<Position> p = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            p.add(ml.addEntry(bytes("t" + i)));
+        }
+        cursor.markDelete(p.get(2));
+        CompletableFuture<Void> trimmed = new CompletableFuture<>();
+        ml.trimConsumedLedgersInBackground(trimmed);
+        await(trimmed);
+        assertThat(ml.getFirstPosition()).as("3 consumed, segments of 2: offsets 0 and 1 go")
+                .isEqualTo(PositionFactory.create(p.get(0).getLedgerId(), 1));
+        assertThat(ml.getNumberOfEntries()).isEqualTo(3);
+        assertThat(text(readEntry(ml, p.get(2)))).isEqualTo("t2");
+        assertThatThrownBy(() -> readEntry(ml, p.get(0))).hasCauseInstanceOf(ManagedLedgerException.class);
+    }
+
+    @Test
+    void trim_withInfiniteRetention_keepsConsumedEntries() throws Exception {
+        ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(1).setRetentionTime(-1,
+                java.util.concurrent.TimeUnit.MINUTES);
+        ManagedLedger ml = broker("b1").open("retained", config);
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        Position last = null;
+        for (int i = 0; i < 3; i++) {
+            last = ml.addEntry(bytes("k" + i));
+        }
+        cursor.markDelete(last);
+        CompletableFuture<Void> trimmed = new CompletableFuture<>();
+        ml.trimConsumedLedgersInBackground(trimmed);
+        await(trimmed);
+        assertThat(ml.getNumberOfEntries()).isEqualTo(3);
+    }
+
+    @Test
+    void duplicateNonDurableCursor_copiesTheAcknowledgementsAndIsIndependent() throws Exception {
+        ManagedLedger ml = broker("b1").open("duplicated");
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        List<Position> p = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            p.add(ml.addEntry(bytes("d" + i)));
+        }
+        cursor.markDelete(p.get(0));
+        cursor.delete(p.get(2));
+
+        var copy = cursor.duplicateNonDurableCursor("copy");
+
+        assertThat(copy.isDurable()).isFalse();
+        assertThat(copy.getMarkDeletedPosition()).isEqualTo(p.get(0));
+        assertThat(copy.isMessageDeleted(p.get(2))).isTrue();
+        assertThat(copy.readEntries(10)).extracting(NereusManagedLedgerTest::text).containsExactly("d1", "d3", "d4");
+        assertThat(ml.getCursors()).contains(copy);
+        copy.markDelete(p.get(4));
+        assertThat(cursor.getMarkDeletedPosition()).as("the original is untouched").isEqualTo(p.get(0));
+        assertThat(cursor.getNumberOfEntriesInBacklog(true)).isEqualTo(3);
+    }
+
+    @Test
+    void estimateUnloadedTopicBacklog_readsTheStoredHeadAndCursors() throws Exception {
+        NereusManagedLedgerFactory f = broker("b1");
+        var topic = org.apache.pulsar.common.naming.TopicName.get("persistent://tenant/ns/estimated");
+        ManagedLedger ml = f.open(topic.getPersistenceNamingEncoding());
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        Position first = ml.addEntry(bytes("e0"));
+        ml.addEntry(bytes("e1"));
+        ml.addEntry(bytes("e2"));
+        cursor.markDelete(first);
+        ml.close();
+
+        var stats = new org.apache.pulsar.common.policies.data.PersistentOfflineTopicStats(topic.toString(), "b1");
+        broker("b2").estimateUnloadedTopicBacklog(stats, topic, true, null);
+
+        assertThat(stats.totalMessages).isEqualTo(3);
+        assertThat(stats.storageSize).isEqualTo(6);
+        assertThat(stats.messageBacklog).isEqualTo(2);
+        assertThat(stats.cursorDetails).containsOnlyKeys("c");
+        assertThat(stats.dataLedgerDetails).hasSize(1);
+    }
+
+    private static CompletableFuture<ManagedLedger> openAsync(NereusManagedLedgerFactory f, String name) {
+        CompletableFuture<ManagedLedger> r = new CompletableFuture<>();
+        f.asyncOpen(name, new ManagedLedgerConfig(), new AsyncCallbacks.OpenLedgerCallback() {
+            @Override
+            public void openLedgerComplete(ManagedLedger ledger, Object ctx) {
+                r.complete(ledger);
+            }
+
+            @Override
+            public void openLedgerFailed(ManagedLedgerException exception, Object ctx) {
+                r.completeExceptionally(exception);
+            }
+        }, null, null);
+        return r;
+    }
+}
