@@ -2,7 +2,7 @@ package io.nereus.pulsar;
 
 import com.google.common.collect.Range;
 import io.nereus.metadata.CursorState;
-import io.nereus.metadata.CursorStateCodec;
+import io.nereus.metadata.codec.CursorStateCodec;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.WriteOutcome;
 import java.time.Clock;

@@ -15,7 +15,7 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamAppend;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalIntent;
-import io.nereus.metadata.WalIntentCodec;
+import io.nereus.metadata.codec.WalIntentCodec;
 import io.nereus.metadata.WalTarget;
 import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;

@@ -3,6 +3,9 @@ package io.nereus.metadata;
 import static io.nereus.metadata.TransactionRunner.guard;
 
 import com.apple.foundationdb.Transaction;
+import io.nereus.metadata.codec.CatalogEntryCodec;
+import io.nereus.metadata.codec.CounterCodec;
+import io.nereus.metadata.codec.StreamHeadCodec;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 

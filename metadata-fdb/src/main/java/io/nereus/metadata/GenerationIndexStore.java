@@ -3,6 +3,8 @@ package io.nereus.metadata;
 import static io.nereus.metadata.TransactionRunner.guard;
 
 import com.apple.foundationdb.KeyValue;
+import io.nereus.metadata.codec.GenerationSeqCodec;
+import io.nereus.metadata.codec.IndexRecordCodec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;

@@ -3,6 +3,8 @@ package io.nereus.metadata;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
+import io.nereus.metadata.codec.IndexRecordCodec;
+import io.nereus.metadata.codec.StreamHeadCodec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

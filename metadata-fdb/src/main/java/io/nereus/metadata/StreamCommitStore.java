@@ -4,6 +4,9 @@ import static io.nereus.metadata.TransactionRunner.guard;
 
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.Transaction;
+import io.nereus.metadata.codec.IndexRecordCodec;
+import io.nereus.metadata.codec.StreamHeadCodec;
+import io.nereus.metadata.codec.WalIntentCodec;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
