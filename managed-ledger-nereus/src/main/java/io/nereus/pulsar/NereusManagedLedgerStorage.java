@@ -1,10 +1,6 @@
 package io.nereus.pulsar;
 
-import com.apple.foundationdb.Database;
-import com.apple.foundationdb.directory.DirectoryLayer;
-import io.nereus.fdb.FdbDatabases;
 import io.nereus.metadata.MetadataStore;
-import io.nereus.metadata.NereusKeyspace;
 import io.nereus.stream.StreamStorage;
 import io.netty.channel.EventLoopGroup;
 import io.opentelemetry.api.OpenTelemetry;
@@ -14,6 +10,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -49,7 +46,7 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
     private static final Logger LOG = LoggerFactory.getLogger(NereusManagedLedgerStorage.class);
 
     private ManagedLedgerClientFactory stock;
-    private Database database;
+    private CompletableFuture<MetadataStore> metadataOpened;
     private ExecutorService metadataExecutor;
     private OrderedExecutor ledgerExecutor;
     private StreamStorage streams;
@@ -72,12 +69,10 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             bookkeeperClass = stock.getDefaultStorageClass();
             BookkeeperManagedLedgerStorageClass bkClass = (BookkeeperManagedLedgerStorageClass) bookkeeperClass;
             BookKeeper bk = bkClass.getBookKeeperClient();
-            database = FdbDatabases.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()));
             metadataExecutor = Executors.newFixedThreadPool(2, daemon("nereus-metadata"));
-            var root = DirectoryLayer.getDefault()
-                    .createOrOpen(database, config.metadataDirectory()).get(30, TimeUnit.SECONDS);
-            MetadataStore metadata = MetadataStore.open(database, new NereusKeyspace(root), metadataExecutor)
-                    .get(30, TimeUnit.SECONDS);
+            metadataOpened = MetadataStore.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()),
+                    config.metadataDirectory(), metadataExecutor);
+            MetadataStore metadata = metadataOpened.get(30, TimeUnit.SECONDS);
             String writerId = "nereus-" + conf.getAdvertisedAddress() + "-" + UUID.randomUUID();
             streams = StreamStorage.create(config.storage(), bk, metadata, writerId, Clock.systemUTC());
             ledgerExecutor = OrderedExecutor.newBuilder().name("nereus-ml")
@@ -137,8 +132,8 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
         if (metadataExecutor != null) {
             metadataExecutor.shutdown();
         }
-        if (database != null) {
-            database.close();
+        if (metadataOpened != null) {
+            metadataOpened.thenAccept(MetadataStore::close); // now, or when an open that timed out completes
         }
         if (stock != null) {
             try {

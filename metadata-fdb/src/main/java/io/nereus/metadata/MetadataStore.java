@@ -3,10 +3,16 @@ package io.nereus.metadata;
 import static io.nereus.metadata.TransactionRunner.guard;
 
 import com.apple.foundationdb.Database;
+import com.apple.foundationdb.directory.DirectoryLayer;
+import io.nereus.fdb.FdbDatabases;
 import io.nereus.metadata.codec.FormatVersion;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The entry point to Nereus metadata under one root: opens the root (checking its stored layout version) and
@@ -20,17 +26,25 @@ import java.util.concurrent.Executor;
  *   <li>{@link #cursors()}: cursor state and managed-ledger properties.</li>
  * </ul>
  * A store is only reachable through an opened {@code MetadataStore}, so nothing reads or writes a root whose
- * layout this build does not know. Immutable and thread-safe; the stores follow the rules documented on
+ * layout this build does not know. Thread-safe; the stores follow the rules documented on
  * {@link TransactionRunner}: one transaction per operation (retried by the database), futures that never throw.
+ *
+ * <p>Lifecycle: {@link #open(Optional, Optional, List, Executor)} opens the database itself and the store owns
+ * it: {@link #close()} closes it, and the stores must not be used afterwards.
+ * {@link #open(Database, NereusKeyspace, Executor)} uses a database the caller owns, and {@link #close()}
+ * leaves it open. The executor always belongs to the caller.
  */
-public final class MetadataStore {
+public final class MetadataStore implements AutoCloseable {
+    private final Optional<Database> owned;
+    private final AtomicBoolean closed = new AtomicBoolean();
     private final NereusKeyspace ks;
     private final CatalogStore catalog;
     private final StreamCommitStore streams;
     private final GenerationIndexStore index;
     private final CursorStore cursors;
 
-    private MetadataStore(TransactionRunner tx, NereusKeyspace ks) {
+    private MetadataStore(TransactionRunner tx, NereusKeyspace ks, Optional<Database> owned) {
+        this.owned = owned;
         this.ks = ks;
         StoredRecords records = new StoredRecords(ks);
         this.catalog = new CatalogStore(tx, ks);
@@ -40,13 +54,56 @@ public final class MetadataStore {
     }
 
     /**
-     * Opens the metadata under {@code keyspace}: writes the current layout version on first use and fails
-     * with {@link FormatVersion.UnsupportedFormatVersionException} when the stored layout is unknown.
+     * Opens everything Nereus metadata needs: the database ({@link FdbDatabases#open}: the FoundationDB cluster
+     * of {@code clusterFile}, otherwise EmbeddedFdb in {@code embeddedDir}, or in memory when that is empty),
+     * the DirectoryLayer directory {@code directoryPath} (created if absent) as the root, and the root's layout
+     * version (see {@link #open(Database, NereusKeyspace, Executor)}). The returned store owns the database.
+     *
+     * @param clusterFile   a FoundationDB cluster file; when present the real client is used
+     * @param embeddedDir   where EmbeddedFdb keeps its data when no cluster file is given; empty means in memory
+     * @param directoryPath the DirectoryLayer path of this cluster's metadata root, e.g. {@code ("nereus", name)}
+     * @param executor      completes the callbacks of every metadata transaction; owned by the caller
+     * @return a future failing, with the database closed again, when the cluster file is unreadable or the
+     *         native client cannot be loaded (as {@link FdbDatabases#open} throws), when the directory cannot
+     *         be created or opened, or with {@link FormatVersion.UnsupportedFormatVersionException} when the
+     *         stored layout is unknown
+     */
+    public static CompletableFuture<MetadataStore> open(Optional<Path> clusterFile, Optional<Path> embeddedDir,
+            List<String> directoryPath, Executor executor) {
+        return guard(() -> {
+            List<String> path = List.copyOf(directoryPath);
+            Objects.requireNonNull(executor, "executor");
+            Database db = FdbDatabases.open(clusterFile, embeddedDir);
+            CompletableFuture<MetadataStore> opened;
+            try {
+                opened = DirectoryLayer.getDefault().createOrOpen(db, path)
+                        .thenCompose(root -> open(db, new NereusKeyspace(root), executor, Optional.of(db)));
+            } catch (RuntimeException e) {
+                db.close();
+                throw e;
+            }
+            return opened.whenComplete((store, error) -> {
+                if (error != null) {
+                    db.close();
+                }
+            });
+        });
+    }
+
+    /**
+     * Opens the metadata under {@code keyspace} of a database the caller owns and closes: writes the current
+     * layout version on first use and fails with {@link FormatVersion.UnsupportedFormatVersionException} when
+     * the stored layout is unknown.
      */
     public static CompletableFuture<MetadataStore> open(Database db, NereusKeyspace keyspace, Executor executor) {
+        return open(db, keyspace, executor, Optional.empty());
+    }
+
+    private static CompletableFuture<MetadataStore> open(Database db, NereusKeyspace keyspace, Executor executor,
+            Optional<Database> owned) {
         return guard(() -> {
             TransactionRunner tx = new TransactionRunner(db, executor);
-            MetadataStore store = new MetadataStore(tx, Objects.requireNonNull(keyspace, "keyspace"));
+            MetadataStore store = new MetadataStore(tx, Objects.requireNonNull(keyspace, "keyspace"), owned);
             byte[] key = keyspace.formatKey();
             return tx.run(tr -> tr.get(key).thenApply(v -> {
                 if (v == null) {
@@ -81,5 +138,13 @@ public final class MetadataStore {
     /** Cursor state and managed-ledger properties. */
     public CursorStore cursors() {
         return cursors;
+    }
+
+    /** Closes the database if this store opened it; otherwise does nothing. Idempotent. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            owned.ifPresent(Database::close);
+        }
     }
 }
