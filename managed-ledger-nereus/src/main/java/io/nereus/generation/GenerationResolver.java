@@ -82,7 +82,7 @@ public final class GenerationResolver {
     }
 
     private CompletableFuture<Resolution> lookupAndRead(StreamId stream, ReadView view, long offset, boolean mayRetry) {
-        return metadata.lookup(stream, view, offset).thenCompose(lookup -> {
+        return metadata.index().lookup(stream, view, offset).thenCompose(lookup -> {
             if (lookup instanceof IndexLookup.Trimmed t) {
                 return CompletableFuture.completedFuture(new Resolution.Trimmed(t.firstAvailable()));
             }

@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  *       <em>last</em> section of the stream holding the offset whose CRC32C matches its payload is the
  *       evidence. A writer only rewrites offsets whose commit failed, and never after they committed, so a
  *       later section of the same offsets supersedes an earlier one; an earlier match may be a failed write.</li>
- *   <li>The evidence becomes a record through {@link MetadataStore#repairGenerationZero}, which checks the head
+ *   <li>The evidence becomes a record through
+ *       {@link io.nereus.metadata.GenerationIndexStore#repairGenerationZero}, which checks the head
  *       and the index again in its transaction. A slice without usable evidence sends the scan to the next
  *       candidate.</li>
  * </ol>
@@ -104,7 +105,7 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
     public CompletableFuture<Outcome> repair(StreamId stream, long offset) {
         try {
             Attempt a = new Attempt(Objects.requireNonNull(stream, "stream"), offset);
-            return metadata.head(stream).thenCompose(h -> {
+            return metadata.streams().head(stream).thenCompose(h -> {
                 var head = h.orElseThrow(() -> new UnknownStreamException(stream));
                 if (offset < head.trimOffset()) {
                     return CompletableFuture.completedFuture(new Outcome.ProvedTrimmed(head.trimOffset()));
@@ -113,7 +114,7 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
                     return CompletableFuture.completedFuture(
                             new Outcome.Incomplete("offset is not committed (committed end " + head.committedEnd() + ")"));
                 }
-                return metadata.intents(stream).thenCompose(intents -> trySlices(a, candidates(intents, offset), 0));
+                return metadata.streams().intents(stream).thenCompose(intents -> trySlices(a, candidates(intents, offset), 0));
             });
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
@@ -218,7 +219,7 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
         WalSection s = e.section();
         RepairRequest request = new RepairRequest(a.stream, s.range(), e.target(), s.checksum(), s.entries().size(),
                 s.payloadBytes());
-        return metadata.repairGenerationZero(request).thenApply(o -> {
+        return metadata.index().repairGenerationZero(request).thenApply(o -> {
             if (o instanceof RepairOutcome.Repaired r) {
                 LOG.info("generation-0 record repaired: stream={} offset={} range={} target={}", a.stream, a.offset,
                         r.record().range(), r.record().target());

@@ -1,13 +1,9 @@
 package io.nereus.pulsar;
 
+import io.nereus.metadata.MetadataStore;
 import io.nereus.pulsar.config.NereusConfig;
 import io.nereus.pulsar.ledger.NereusManagedLedgerFactory;
 import io.nereus.pulsar.ledger.TopicNodes;
-import com.apple.foundationdb.Database;
-import com.apple.foundationdb.directory.DirectoryLayer;
-import io.nereus.fdb.FdbDatabases;
-import io.nereus.metadata.MetadataStore;
-import io.nereus.metadata.NereusKeyspace;
 import io.nereus.stream.StreamStorage;
 import io.netty.channel.EventLoopGroup;
 import io.opentelemetry.api.OpenTelemetry;
@@ -17,6 +13,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -52,7 +49,7 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
     private static final Logger LOG = LoggerFactory.getLogger(NereusManagedLedgerStorage.class);
 
     private ManagedLedgerClientFactory stock;
-    private Database database;
+    private CompletableFuture<MetadataStore> metadataOpened;
     private ExecutorService metadataExecutor;
     private OrderedExecutor ledgerExecutor;
     private StreamStorage streams;
@@ -75,12 +72,10 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             bookkeeperClass = stock.getDefaultStorageClass();
             BookkeeperManagedLedgerStorageClass bkClass = (BookkeeperManagedLedgerStorageClass) bookkeeperClass;
             BookKeeper bk = bkClass.getBookKeeperClient();
-            database = FdbDatabases.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()));
             metadataExecutor = Executors.newFixedThreadPool(2, daemon("nereus-metadata"));
-            var root = DirectoryLayer.getDefault()
-                    .createOrOpen(database, config.metadataDirectory()).get(30, TimeUnit.SECONDS);
-            MetadataStore metadata = MetadataStore.open(database, new NereusKeyspace(root), metadataExecutor)
-                    .get(30, TimeUnit.SECONDS);
+            metadataOpened = MetadataStore.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()),
+                    config.metadataDirectory(), metadataExecutor);
+            MetadataStore metadata = metadataOpened.get(30, TimeUnit.SECONDS);
             String writerId = "nereus-" + conf.getAdvertisedAddress() + "-" + UUID.randomUUID();
             streams = StreamStorage.create(config.storage(), bk, metadata, writerId, Clock.systemUTC());
             ledgerExecutor = OrderedExecutor.newBuilder().name("nereus-ml")
@@ -140,8 +135,8 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
         if (metadataExecutor != null) {
             metadataExecutor.shutdown();
         }
-        if (database != null) {
-            database.close();
+        if (metadataOpened != null) {
+            metadataOpened.thenAccept(MetadataStore::close); // now, or when an open that timed out completes
         }
         if (stock != null) {
             try {

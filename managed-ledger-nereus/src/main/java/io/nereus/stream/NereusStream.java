@@ -76,7 +76,7 @@ public final class NereusStream {
      * earlier epoch of this instance). Returns the epoch (the fencing token).
      */
     public CompletableFuture<Long> acquireWriter() {
-        return metadata.acquireWriter(id(), writerId).thenApply(head -> {
+        return metadata.streams().acquireWriter(id(), writerId).thenApply(head -> {
             synchronized (this) {
                 session++;
                 mode = Mode.READY;
@@ -178,7 +178,7 @@ public final class NereusStream {
             session++;
             mode = Mode.REFRESHING;
             long refreshSession = session;
-            refreshed = wal.barrier().thenCompose(ignored -> metadata.head(id())).handle((head, error) -> {
+            refreshed = wal.barrier().thenCompose(ignored -> metadata.streams().head(id())).handle((head, error) -> {
                 synchronized (this) {
                     if (session != refreshSession || mode != Mode.REFRESHING) {
                         return null;
@@ -200,7 +200,7 @@ public final class NereusStream {
 
     /** The stream's head as stored now. */
     public CompletableFuture<StreamHead> head() {
-        return metadata.head(id()).thenApply(h -> h.orElseThrow(() -> Errors.of(ErrorCode.NOT_FOUND, id())));
+        return metadata.streams().head(id()).thenApply(h -> h.orElseThrow(() -> Errors.of(ErrorCode.NOT_FOUND, id())));
     }
 
     /**

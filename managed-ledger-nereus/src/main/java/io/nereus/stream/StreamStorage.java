@@ -71,7 +71,7 @@ public final class StreamStorage implements AutoCloseable {
         if (closed) {
             return CompletableFuture.failedFuture(new NereusException(ErrorCode.CLOSED, Map.of()));
         }
-        CompletableFuture<NereusStream> f = streams.computeIfAbsent(managedLedgerName, name -> metadata.openStream(name)
+        CompletableFuture<NereusStream> f = streams.computeIfAbsent(managedLedgerName, name -> metadata.catalog().openStream(name)
                 .thenApply(entry -> new NereusStream(entry, metadata, writer, resolver, tail, writerId, scheduler)));
         f.whenComplete((s, t) -> {
             if (t != null) {
@@ -97,7 +97,7 @@ public final class StreamStorage implements AutoCloseable {
                 s.close(new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", s.id())));
             });
         }
-        return metadata.deleteStream(managedLedgerName);
+        return metadata.catalog().deleteStream(managedLedgerName);
     }
 
     /** Changes the tail cache's byte bound (a broker's dynamic cache-size setting); shrinking evicts at once. */

@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The multi-stream write-ahead log of one storage instance: group-commits appends of all streams into WAL
  * batches, writes each batch as one BookKeeper entry of the current slice (a ledger, rolled over by size,
- * age or after a write failure), and commits acknowledged batches with {@link MetadataStore#commit}
- * transactions, strictly in batch order. An append's future completes only after that commit.
+ * age or after a write failure), and commits acknowledged batches with
+ * {@link io.nereus.metadata.StreamCommitStore#commit} transactions, strictly in batch order. An append's
+ * future completes only after that commit.
  *
  * <p>Commit coalescing: commits run one at a time. When a commit finishes and several later batches have been
  * acknowledged by BookKeeper meanwhile, the next commit takes the next batch together with the acknowledged
@@ -374,7 +375,7 @@ public final class WalWriter implements AutoCloseable {
         if (appends.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return metadata.commit(appends).handle((result, error) -> {
+        return metadata.streams().commit(appends).handle((result, error) -> {
             if (error != null) {
                 LOG.warn("WAL batch commit failed, outcome unknown: appends={}", appends.size(), error);
                 for (PendingSection s : sections) {

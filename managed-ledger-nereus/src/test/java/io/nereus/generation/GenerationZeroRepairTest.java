@@ -15,7 +15,7 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamAppend;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalIntent;
-import io.nereus.metadata.WalIntentCodec;
+import io.nereus.metadata.codec.WalIntentCodec;
 import io.nereus.metadata.WalTarget;
 import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;
@@ -130,14 +130,14 @@ class GenerationZeroRepairTest {
 
     /** Clears the generation-0 records of {@code stream} in a raw transaction; returns what was cleared. */
     private List<IndexRecord> deleteGenerationZero(StreamId stream) {
-        List<IndexRecord> records = await(metadata.indexRecords(stream, ReadView.COMMITTED)).stream()
+        List<IndexRecord> records = await(metadata.index().indexRecords(stream, ReadView.COMMITTED)).stream()
                 .filter(r -> r.generation().isAppend()).toList();
         NereusKeyspace ks = metadata.keyspace();
         fdb.run(tr -> {
             records.forEach(r -> tr.clear(ks.indexKey(IndexKey.of(r))));
             return null;
         });
-        assertThat(await(metadata.indexRecords(stream, ReadView.COMMITTED))).isEmpty();
+        assertThat(await(metadata.index().indexRecords(stream, ReadView.COMMITTED))).isEmpty();
         return records;
     }
 
@@ -164,7 +164,7 @@ class GenerationZeroRepairTest {
         appendRounds();
         Map<String, List<IndexRecord>> before = new HashMap<>();
         for (String name : ids.keySet()) {
-            assertThat(await(metadata.intents(ids.get(name)))).as("slices of %s", name).hasSizeGreaterThan(1);
+            assertThat(await(metadata.streams().intents(ids.get(name)))).as("slices of %s", name).hasSizeGreaterThan(1);
             before.put(name, deleteGenerationZero(ids.get(name)));
         }
 
@@ -172,7 +172,7 @@ class GenerationZeroRepairTest {
         for (String name : ids.keySet()) {
             NereusStream s = await(reader.openStream(name));
             assertSameEntries(readAll(s, 0, 5), appended.get(name));
-            assertThat(await(metadata.indexRecords(ids.get(name), ReadView.COMMITTED)))
+            assertThat(await(metadata.index().indexRecords(ids.get(name), ReadView.COMMITTED)))
                     .as("records of %s come back exactly", name).containsExactlyElementsOf(before.get(name));
         }
     }
@@ -182,7 +182,7 @@ class GenerationZeroRepairTest {
         appendRounds();
         StreamId id = ids.get("topic-0");
         long trimAt = 5;
-        await(metadata.trim(id, trimAt));
+        await(metadata.streams().trim(id, trimAt));
         deleteGenerationZero(id);
 
         NereusStream s = await(storage("reader", 10_000).openStream("topic-0"));
@@ -212,7 +212,7 @@ class GenerationZeroRepairTest {
         assertThat(e).isNotNull();
         assertThat(e.code()).isEqualTo(ErrorCode.RETRIABLE_REPAIR_INCOMPLETE);
         assertThat(e.retriable()).isTrue();
-        assertThat(await(metadata.indexRecords(id, ReadView.COMMITTED))).isEmpty();
+        assertThat(await(metadata.index().indexRecords(id, ReadView.COMMITTED))).isEmpty();
 
         NereusStream enough = await(storage("enough", 10_000).openStream("topic-1"));
         ReadResult r = await(enough.read(ReadView.COMMITTED, last, 1, 1 << 20, BoundaryMode.EXACT_START));
@@ -249,7 +249,7 @@ class GenerationZeroRepairTest {
                 Duration.ofSeconds(10), late);
 
         assertThat(await(repair.repair(id, 0))).isInstanceOf(GenerationZeroRepair.Outcome.Incomplete.class);
-        assertThat(await(metadata.indexRecords(id, ReadView.COMMITTED))).isEmpty();
+        assertThat(await(metadata.index().indexRecords(id, ReadView.COMMITTED))).isEmpty();
     }
 
     @Test
@@ -272,8 +272,8 @@ class GenerationZeroRepairTest {
 
     @Test
     void repair_takesTheLastSectionOfASlice_notAnEarlierFailedWriteOfTheSameOffsets() throws Exception {
-        StreamId id = await(metadata.openStream("rewritten")).streamId();
-        long epoch = await(metadata.acquireWriter(id, "forger")).writerEpoch();
+        StreamId id = await(metadata.catalog().openStream("rewritten")).streamId();
+        long epoch = await(metadata.streams().acquireWriter(id, "forger")).writerEpoch();
         LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
         long slice = lh.getId();
         WalSection failed = WalSection.of(id, 0, List.of(new WalEntry(1, bytes("failed-0")), new WalEntry(1, bytes("failed-1"))));
@@ -283,14 +283,14 @@ class GenerationZeroRepairTest {
         lh.close();
         StreamAppend committed = new StreamAppend(id, epoch, kept.range(), new WalTarget(slice, keptEntry, 0),
                 kept.checksum(), 2, kept.payloadBytes());
-        assertThat(await(metadata.commit(List.of(committed)))).isInstanceOf(CommitResult.Committed.class);
+        assertThat(await(metadata.streams().commit(List.of(committed)))).isInstanceOf(CommitResult.Committed.class);
         deleteGenerationZero(id);
 
         WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(engine.bk, WAL.password(), 4), 10_000,
                 Duration.ofSeconds(10), Clock.systemUTC());
         assertThat(await(repair.repair(id, 1))).isEqualTo(new GenerationZeroRepair.Outcome.Repaired());
 
-        assertThat(await(metadata.indexRecords(id, ReadView.COMMITTED))).containsExactly(committed.generationZeroRecord());
+        assertThat(await(metadata.index().indexRecords(id, ReadView.COMMITTED))).containsExactly(committed.generationZeroRecord());
         NereusStream s = await(storage("reader", 10_000).openStream("rewritten"));
         assertThat(readAll(s, 0, 5)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
                 .containsExactly("kept-0", "kept-1");
@@ -312,7 +312,7 @@ class GenerationZeroRepairTest {
         NereusStream s = await(storage("reader", 10_000).openStream("topic-0"));
         assertThat(codeOf(() -> await(s.read(ReadView.COMMITTED, offset, 1, 1 << 20, BoundaryMode.EXACT_START))))
                 .isEqualTo(ErrorCode.DATA_LOSS);
-        assertThat(await(metadata.indexRecords(id, ReadView.COMMITTED))).isEmpty();
+        assertThat(await(metadata.index().indexRecords(id, ReadView.COMMITTED))).isEmpty();
         // offsets before the fake intent's first offset still come from the real slices
         ReadResult first = await(s.read(ReadView.COMMITTED, 0, 1, 1 << 20, BoundaryMode.EXACT_START));
         assertThat(first.entries().get(0).payload()).isEqualTo(appended.get("topic-0").get(0).payload());

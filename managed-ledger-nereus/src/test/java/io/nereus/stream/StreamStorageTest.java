@@ -222,13 +222,13 @@ class StreamStorageTest {
     void corruptWalBatch_isDetectedByChecksum() throws Exception {
         StreamStorage storage = storage("broker-a");
         NereusStream s = await(storage.openStream("corrupt"));
-        long epoch = await(metadata.acquireWriter(s.id(), "forger")).writerEpoch();
+        long epoch = await(metadata.streams().acquireWriter(s.id(), "forger")).writerEpoch();
         WalSection section = WalSection.of(s.id(), 0, List.of(new WalEntry(1, payload("genuine"))));
         byte[] stored = WalBatchCodec.encode(new WalBatch(0, 0, List.of(
                 WalSection.of(s.id(), 0, List.of(new WalEntry(1, payload("tampered")))))));
         LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
         long entry = lh.addEntry(stored);
-        CommitResult r = await(metadata.commit(List.of(new StreamAppend(s.id(), epoch, OffsetRange.single(0),
+        CommitResult r = await(metadata.streams().commit(List.of(new StreamAppend(s.id(), epoch, OffsetRange.single(0),
                 new WalTarget(lh.getId(), entry, 0), section.checksum(), 1, 7))));
         assertThat(r).isInstanceOf(CommitResult.Committed.class);
 
@@ -254,7 +254,7 @@ class StreamStorageTest {
         NereusStream s = await(storage("broker-a").openStream("trimmed"));
         await(s.acquireWriter());
         await(s.append(List.of(AppendEntry.of(payload("0")), AppendEntry.of(payload("1")))));
-        await(metadata.trim(s.id(), 1));
+        await(metadata.streams().trim(s.id(), 1));
         assertThatThrownBy(() -> await(s.read(ReadView.COMMITTED, 0, 1, 100, BoundaryMode.EXACT_START)))
                 .isInstanceOfSatisfying(NereusException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.OFFSET_TRIMMED));
@@ -281,7 +281,7 @@ class StreamStorageTest {
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.OFFSET_TRIMMED));
 
         // a range that lags a trim (the stored head moved on) still never serves a trimmed offset from storage
-        await(metadata.trim(s.id(), 2));
+        await(metadata.streams().trim(s.id(), 2));
         NereusStream cold = await(storage("broker-b").openStream("known-range"));
         assertThatThrownBy(() -> await(cold.read(ReadView.COMMITTED, 0, 1, 100, BoundaryMode.EXACT_START, known)))
                 .isInstanceOfSatisfying(NereusException.class,

@@ -101,7 +101,7 @@ class WalFaultsTest {
         StreamStorage cold = storage("reader", WAL);
         assertThat(readDensePayloads(await(cold.openStream("x")))).containsExactly(x0, x1);
         assertThat(readDensePayloads(await(cold.openStream("y")))).containsExactly(y0);
-        assertThat(await(metadata.indexRecords(x.id(), ReadView.COMMITTED))).extracting(IndexRecord::range)
+        assertThat(await(metadata.index().indexRecords(x.id(), ReadView.COMMITTED))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.single(0), OffsetRange.single(1));
     }
 
@@ -168,7 +168,7 @@ class WalFaultsTest {
     }
 
     private long sliceOf(NereusStream s, long offset) {
-        return await(metadata.indexRecords(s.id(), ReadView.COMMITTED)).stream()
+        return await(metadata.index().indexRecords(s.id(), ReadView.COMMITTED)).stream()
                 .filter(r -> r.range().contains(offset))
                 .map(r -> ((WalTarget) r.target()).sliceId())
                 .findFirst().orElseThrow();

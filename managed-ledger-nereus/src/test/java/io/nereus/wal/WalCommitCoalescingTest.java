@@ -99,7 +99,7 @@ class WalCommitCoalescingTest {
                 .isEqualTo(2);
         assertThat(entryIds(s.xId)).containsExactly(0L, 1L, 2L, 3L);
         assertThat(entryIds(s.yId)).containsExactly(0L, 1L, 3L);
-        assertThat(await(metadata.head(s.xId)).orElseThrow().commitVersion()).isEqualTo(4);
+        assertThat(await(metadata.streams().head(s.xId)).orElseThrow().commitVersion()).isEqualTo(4);
         assertThat(readAll("x")).containsExactly(s.xPayloads.toArray(new byte[0][]));
         assertThat(readAll("y")).containsExactly(s.yPayloads.toArray(new byte[0][]));
     }
@@ -107,7 +107,7 @@ class WalCommitCoalescingTest {
     @Test
     void streamRefusedInCoalescedCommit_allItsAppendsFail_othersCommit() {
         Streams s = fourBatchesBehindAHeldCommit();
-        await(metadata.acquireWriter(s.yId, "broker-b"));
+        await(metadata.streams().acquireWriter(s.yId, "broker-b"));
         gate.complete(null);
 
         assertThat(s.x.stream().map(f -> await(f).committedEnd())).containsExactly(1L, 2L, 3L, 4L);
@@ -120,7 +120,7 @@ class WalCommitCoalescingTest {
         assertThat(transactions.get() - s.transactionsBefore).as("each commit refused once for y, then recommitted without it")
                 .isEqualTo(4);
         assertThat(entryIds(s.xId)).containsExactly(0L, 1L, 2L, 3L);
-        assertThat(await(metadata.head(s.yId)).orElseThrow().committedEnd()).isZero();
+        assertThat(await(metadata.streams().head(s.yId)).orElseThrow().committedEnd()).isZero();
         assertThat(readAll("x")).containsExactly(s.xPayloads.toArray(new byte[0][]));
         assertThat(readAll("y")).isEmpty();
     }
@@ -135,10 +135,10 @@ class WalCommitCoalescingTest {
      * batch). The commit of batch 1 is held; returns once batches 2..4 are acknowledged by BookKeeper.
      */
     private Streams fourBatchesBehindAHeldCommit() {
-        StreamId xId = await(metadata.openStream("x")).streamId();
-        StreamId yId = await(metadata.openStream("y")).streamId();
-        long ex = await(metadata.acquireWriter(xId, "broker-a")).writerEpoch();
-        long ey = await(metadata.acquireWriter(yId, "broker-a")).writerEpoch();
+        StreamId xId = await(metadata.catalog().openStream("x")).streamId();
+        StreamId yId = await(metadata.catalog().openStream("y")).streamId();
+        long ex = await(metadata.streams().acquireWriter(xId, "broker-a")).writerEpoch();
+        long ey = await(metadata.streams().acquireWriter(yId, "broker-a")).writerEpoch();
         int transactionsBefore = transactions.get();
         CompletableFuture<Void> held = new CompletableFuture<>();
         entered.set(held);
@@ -166,7 +166,7 @@ class WalCommitCoalescingTest {
     }
 
     private List<Long> entryIds(StreamId stream) {
-        List<IndexRecord> records = await(metadata.indexRecords(stream, ReadView.COMMITTED));
+        List<IndexRecord> records = await(metadata.index().indexRecords(stream, ReadView.COMMITTED));
         assertThat(records.stream().map(r -> ((WalTarget) r.target()).sliceId()).distinct()).hasSize(1);
         return records.stream().map(r -> ((WalTarget) r.target()).entryId()).toList();
     }

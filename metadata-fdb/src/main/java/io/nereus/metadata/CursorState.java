@@ -9,7 +9,8 @@ import java.util.TreeMap;
 
 /**
  * The durable state of one cursor, stored chunked under {@code (STREAM, sid, CURSOR, name, chunk)} by
- * {@link CursorStateCodec}. Offsets are stream offsets; the Pulsar facade maps them to positions.
+ * {@link io.nereus.metadata.codec.CursorStateCodec}. Offsets are stream offsets; the Pulsar facade maps them
+ * to positions.
  *
  * @param markDeleteEnd        every offset below it is acknowledged (half-open, like every range): Pulsar's
  *                             mark-delete position is {@code (ledger, markDeleteEnd - 1)}; {@code >= 0}

@@ -1,25 +1,28 @@
 package io.nereus.metadata;
 
-import static io.nereus.metadata.MetadataStore.guard;
+import static io.nereus.metadata.TransactionRunner.guard;
 
-import com.apple.foundationdb.Database;
 import com.apple.foundationdb.Range;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.async.AsyncUtil;
+import io.nereus.metadata.codec.CursorStateCodec;
+import io.nereus.metadata.codec.LedgerPropertiesCodec;
+import io.nereus.metadata.codec.StreamHeadCodec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 import java.util.function.Function;
 
 /**
  * Durable cursor state and managed-ledger properties of streams. Writes are conditional on the stream's
  * writer epoch, read in the same transaction, so a broker that lost ownership cannot overwrite them.
  * Cursor state is stored whole and exact in chunks ({@link CursorStateCodec}); a state too large for one
- * transaction is refused with an error, never truncated. Same threading and failure rules as
- * {@link MetadataStore}.
+ * transaction is refused with an error, never truncated. Each operation is one transaction of the shared
+ * {@link TransactionRunner}; methods return futures and never throw (argument errors and a state too large fail
+ * the future), and a write by a fenced writer is a {@link WriteOutcome}, not an exception. Thread-safe; holds no
+ * mutable state.
  */
 public final class CursorStore {
     /**
@@ -28,14 +31,12 @@ public final class CursorStore {
      */
     public static final long MAX_CURSOR_STATE_BYTES = 9_000_000;
 
-    private final Database db;
+    private final TransactionRunner tx;
     private final NereusKeyspace ks;
-    private final Executor executor;
 
-    public CursorStore(MetadataStore store) {
-        this.db = store.database();
-        this.ks = store.keyspace();
-        this.executor = store.executor();
+    CursorStore(TransactionRunner tx, NereusKeyspace ks) {
+        this.tx = tx;
+        this.ks = ks;
     }
 
     /** Replaces the state of {@code cursorName} with {@code state} if {@code writerEpoch} is the head's epoch. */
@@ -67,7 +68,7 @@ public final class CursorStore {
     public CompletableFuture<Optional<CursorState>> loadCursor(StreamId stream, String cursorName) {
         return guard(() -> {
             Range range = ks.cursorRange(stream, cursorName);
-            return db.readAsync(tr -> tr.getRange(range).asList().thenApply(kvs -> {
+            return tx.read(tr -> tr.getRange(range).asList().thenApply(kvs -> {
                 if (kvs.isEmpty()) {
                     return Optional.<CursorState>empty();
                 }
@@ -81,7 +82,7 @@ public final class CursorStore {
                     values.add(kvs.get(i).getValue());
                 }
                 return Optional.of(CursorStateCodec.INSTANCE.decode(values));
-            }), executor);
+            }));
         });
     }
 
@@ -98,7 +99,7 @@ public final class CursorStore {
      * previous cursor's chunks), so large cursor states are not read.
      */
     public CompletableFuture<List<String>> listCursors(StreamId stream) {
-        return guard(() -> db.readAsync(tr -> {
+        return guard(() -> tx.read(tr -> {
             List<String> names = new ArrayList<>();
             Range all = ks.cursorsRange(stream);
             byte[][] from = {all.begin};
@@ -111,8 +112,8 @@ public final class CursorStore {
                         names.add(name);
                         from[0] = ks.cursorRange(stream, name).end;
                         return true;
-                    }), executor).thenApply(ignored -> names);
-        }, executor));
+                    }), tx.executor()).thenApply(ignored -> names);
+        }));
     }
 
     /** Replaces the managed-ledger properties if {@code writerEpoch} is the head's epoch. */
@@ -128,8 +129,8 @@ public final class CursorStore {
     public CompletableFuture<LedgerProperties> loadProperties(StreamId stream) {
         return guard(() -> {
             byte[] key = ks.propsKey(stream);
-            return db.readAsync(tr -> tr.get(key).thenApply(v -> v == null ? LedgerProperties.empty()
-                    : LedgerPropertiesCodec.INSTANCE.decode(v)), executor);
+            return tx.read(tr -> tr.get(key).thenApply(v -> v == null ? LedgerProperties.empty()
+                    : LedgerPropertiesCodec.INSTANCE.decode(v)));
         });
     }
 
@@ -148,6 +149,6 @@ public final class CursorStore {
             write.accept(tr);
             return WriteOutcome.WRITTEN;
         });
-        return db.runAsync(body, executor);
+        return tx.run(body);
     }
 }

@@ -11,7 +11,7 @@ public final class FdbLimits {
     }
 
     /** Returns {@code value} when it fits in a FoundationDB value; otherwise throws naming {@code what}. */
-    static byte[] checkValue(String what, byte[] value) {
+    public static byte[] checkValue(String what, byte[] value) {
         if (value.length > MAX_VALUE_BYTES) {
             throw new IllegalArgumentException(what + " encodes to " + value.length
                     + " bytes, over FoundationDB's " + MAX_VALUE_BYTES + "-byte value limit");

@@ -7,8 +7,9 @@ import java.util.Objects;
  * have a representation of generation {@code generation} at {@code target}.
  *
  * <p>Stored under {@code (STREAM, stream, INDEX, view, range.end, generation)} (see {@link NereusKeyspace});
- * the value holds the remaining fields (see {@link IndexRecordCodec}). Records are immutable except for
- * their state; every state change increments {@code metadataVersion}, which conditional updates compare.
+ * the value holds the remaining fields (see {@link io.nereus.metadata.codec.IndexRecordCodec}). Records are
+ * immutable except for their state; every state change increments {@code metadataVersion}, which conditional
+ * updates compare.
  *
  * @param stream          the stream
  * @param view            the read view this representation belongs to

@@ -4,7 +4,7 @@ import java.util.Map;
 
 /**
  * The properties of a managed ledger (Pulsar {@code ManagedLedger.getProperties()}), stored under
- * {@code (STREAM, sid, PROPS)} by {@link LedgerPropertiesCodec}.
+ * {@code (STREAM, sid, PROPS)} by {@link io.nereus.metadata.codec.LedgerPropertiesCodec}.
  */
 public record LedgerProperties(Map<String, String> values) {
     public LedgerProperties {

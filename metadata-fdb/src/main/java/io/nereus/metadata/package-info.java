@@ -1,22 +1,7 @@
 /**
  * Nereus metadata in FoundationDB: the value types, the key layout ({@link io.nereus.metadata.NereusKeyspace})
- * and the binary codecs of every stored value. No Pulsar imports.
- *
- * <h2>Stored-value vocabulary</h2>
- * Every value starts with one <b>format version byte</b>; a reader refuses versions it does not know. Fields
- * follow in the order documented on each codec, with no padding and nothing after the last field:
- * <ul>
- *   <li>{@code u8}: one unsigned byte (state codes, kinds, checksum types);</li>
- *   <li>{@code i32}, {@code i64}: two's-complement, big-endian, 4 and 8 bytes;</li>
- *   <li>{@code uN}: an unsigned big-endian integer of N bytes;</li>
- *   <li>{@code varint}: a non-negative long as unsigned LEB128 (7 bits per byte, least significant group
- *       first, high bit = more bytes follow), at most 10 bytes;</li>
- *   <li>{@code zigzag}: a signed long mapped by {@code (v << 1) ^ (v >> 63)} then written as a varint;</li>
- *   <li>{@code string}: a varint byte length followed by that many bytes of strict UTF-8.</li>
- * </ul>
- * State codes, view codes and checksum codes are the stable {@code code()} of their enums, never ordinals.
- * Every value fits FoundationDB's 100,000-byte value limit ({@link io.nereus.metadata.FdbLimits}); cursor
- * state, the only value that can grow without bound, is split into chunks by
- * {@link io.nereus.metadata.CursorStateCodec}.
+ * and the stores that read and change them in conditional transactions, one per job, handed out by
+ * {@link io.nereus.metadata.MetadataStore}. The binary encodings of the stored values are in
+ * {@link io.nereus.metadata.codec}. No Pulsar imports.
  */
 package io.nereus.metadata;

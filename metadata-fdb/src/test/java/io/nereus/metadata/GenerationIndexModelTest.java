@@ -54,15 +54,15 @@ class GenerationIndexModelTest {
                     StreamAppend a = StoreFixture.append(s, epoch, committedEnd, committedEnd + len, 1 + nextEntry / 20,
                             nextEntry, 0);
                     nextEntry++;
-                    assertThat(await(store.commit(List.of(a)))).as(where).isInstanceOf(CommitResult.Committed.class);
+                    assertThat(await(store.streams().commit(List.of(a)))).as(where).isInstanceOf(CommitResult.Committed.class);
                     committedEnd += len;
                     if (rnd.nextInt(8) == 0) {
                         StreamAppend stale = StoreFixture.append(s, epoch, committedEnd - 1, committedEnd + 1, 1, nextEntry++, 0);
-                        assertThat(await(store.commit(List.of(stale)))).as(where).isInstanceOf(CommitResult.Rejected.class);
+                        assertThat(await(store.streams().commit(List.of(stale)))).as(where).isInstanceOf(CommitResult.Rejected.class);
                     }
                 } else if (action < 70) {
                     ReadView view = rnd.nextInt(3) == 0 ? ReadView.TOPIC_COMPACTED : ReadView.COMMITTED;
-                    List<IndexRecord> readable = await(store.indexRecords(s, ReadView.COMMITTED)).stream()
+                    List<IndexRecord> readable = await(store.index().indexRecords(s, ReadView.COMMITTED)).stream()
                             .filter(r -> r.state() == IndexRecordState.COMMITTED).toList();
                     if (readable.isEmpty()) {
                         continue;
@@ -85,7 +85,7 @@ class GenerationIndexModelTest {
                             sources.stream().map(PublicationRequest.SourceRef::of).toList(),
                             new ObjectTarget("obj-" + step, 0, 64, 64, "v" + step), Checksum.crc32c(step),
                             sources.stream().mapToLong(IndexRecord::entryCount).sum(), 64);
-                    PublicationOutcome o = await(store.publish(req));
+                    PublicationOutcome o = await(store.index().publish(req));
                     if (range.start() < trim) {
                         assertThat(o).as(where + ": a range straddling the trim point is not published")
                                 .isEqualTo(new PublicationOutcome.Trimmed(trim));
@@ -99,11 +99,11 @@ class GenerationIndexModelTest {
                             gens.isEmpty() ? 0 : gens.get(gens.size() - 1));
                     gens.add(g);
                 } else if (action < 78) {
-                    List<IndexRecord> readable = await(store.indexRecords(s, ReadView.COMMITTED)).stream()
+                    List<IndexRecord> readable = await(store.index().indexRecords(s, ReadView.COMMITTED)).stream()
                             .filter(r -> r.state() == IndexRecordState.COMMITTED).toList();
                     if (!readable.isEmpty()) {
                         IndexRecord victim = readable.get(rnd.nextInt(readable.size()));
-                        await(store.quarantine(IndexKey.of(victim)));
+                        await(store.index().quarantine(IndexKey.of(victim)));
                         for (long o = victim.range().start(); o < victim.range().end(); o++) {
                             awaitingRepair.add(o);
                         }
@@ -111,7 +111,7 @@ class GenerationIndexModelTest {
                 } else if (action < 88) {
                     if (committedEnd > trim) {
                         trim += rnd.nextInt((int) Math.min(8, committedEnd - trim) + 1);
-                        assertThat(await(store.trim(s, trim)).trimOffset()).as(where).isEqualTo(trim);
+                        assertThat(await(store.streams().trim(s, trim)).trimOffset()).as(where).isEqualTo(trim);
                     }
                 } else {
                     IndexRecord beyond = new IndexRecord(s, ReadView.COMMITTED, OffsetRange.of(committedEnd, committedEnd + 5),
@@ -119,7 +119,7 @@ class GenerationIndexModelTest {
                     PublicationRequest ahead = new PublicationRequest(s, ReadView.COMMITTED, beyond.range(),
                             List.of(PublicationRequest.SourceRef.of(beyond)), new ObjectTarget("ahead", 0, 1, 1, "v"),
                             Checksum.crc32c(1), 1, 1);
-                    assertThat(await(store.publish(ahead))).as(where + ": nothing published beyond the head")
+                    assertThat(await(store.index().publish(ahead))).as(where + ": nothing published beyond the head")
                             .isEqualTo(new PublicationOutcome.NotCommitted(committedEnd));
                 }
                 checkInvariants(store, s, rnd, committedEnd, trim, awaitingRepair, where);
@@ -135,7 +135,7 @@ class GenerationIndexModelTest {
     }
 
     private static boolean existsCompactedOverlapping(MetadataStore store, StreamId s, OffsetRange range) {
-        return await(store.indexRecords(s, ReadView.TOPIC_COMPACTED)).stream().anyMatch(r -> r.range().overlaps(range));
+        return await(store.index().indexRecords(s, ReadView.TOPIC_COMPACTED)).stream().anyMatch(r -> r.range().overlaps(range));
     }
 
     private static void checkInvariants(MetadataStore store, StreamId s, Random rnd, long committedEnd, long trim,
@@ -146,8 +146,8 @@ class GenerationIndexModelTest {
             offsets.add((long) rnd.nextInt((int) committedEnd + 3));
         }
         for (long o : offsets) {
-            IndexLookup committed = await(store.lookup(s, ReadView.COMMITTED, o));
-            IndexLookup compacted = await(store.lookup(s, ReadView.TOPIC_COMPACTED, o));
+            IndexLookup committed = await(store.index().lookup(s, ReadView.COMMITTED, o));
+            IndexLookup compacted = await(store.index().lookup(s, ReadView.TOPIC_COMPACTED, o));
             String at = where + " offset " + o;
             if (o < trim) {
                 assertThat(committed).as(at).isEqualTo(new IndexLookup.Trimmed(trim));

@@ -44,9 +44,9 @@ public final class MetadataBenchmark {
             List<StreamId> ids = new ArrayList<>();
             List<Long> epochs = new ArrayList<>();
             for (int i = 0; i < streams; i++) {
-                StreamId s = store.openStream("bench-" + i).get().streamId();
+                StreamId s = store.catalog().openStream("bench-" + i).get().streamId();
                 ids.add(s);
-                epochs.add(store.acquireWriter(s, "bench").get().writerEpoch());
+                epochs.add(store.streams().acquireWriter(s, "bench").get().writerEpoch());
             }
             long[] ends = new long[streams];
             long batches = 0;
@@ -59,7 +59,7 @@ public final class MetadataBenchmark {
                             new WalTarget(1 + batches / 10_000, batches % 10_000, i), Checksum.crc32c(batches), 1, 1024));
                     ends[i]++;
                 }
-                CommitResult r = store.commit(batch).get(30, TimeUnit.SECONDS);
+                CommitResult r = store.streams().commit(batch).get(30, TimeUnit.SECONDS);
                 if (!(r instanceof CommitResult.Committed)) {
                     throw new IllegalStateException("benchmark commit refused: " + r);
                 }
@@ -77,10 +77,10 @@ public final class MetadataBenchmark {
         int records = 10_000;
         try (EmbeddedFdb db = EmbeddedFdb.inMemory()) {
             MetadataStore store = open(db);
-            StreamId s = store.openStream("lookup").get().streamId();
-            long epoch = store.acquireWriter(s, "bench").get().writerEpoch();
+            StreamId s = store.catalog().openStream("lookup").get().streamId();
+            long epoch = store.streams().acquireWriter(s, "bench").get().writerEpoch();
             for (int i = 0; i < records; i++) {
-                store.commit(List.of(new StreamAppend(s, epoch, OffsetRange.of(4L * i, 4L * i + 4),
+                store.streams().commit(List.of(new StreamAppend(s, epoch, OffsetRange.of(4L * i, 4L * i + 4),
                         new WalTarget(1, i, 0), Checksum.crc32c(i), 4, 4096))).get(30, TimeUnit.SECONDS);
             }
             long deadline = System.nanoTime() + (long) (seconds * 1e9);
@@ -92,7 +92,7 @@ public final class MetadataBenchmark {
                 workers.add(CompletableFuture.supplyAsync(() -> {
                     long n = 0;
                     while (System.nanoTime() < deadline) {
-                        IndexLookup l = store.lookup(s, ReadView.COMMITTED, rnd.nextLong(4L * records)).join();
+                        IndexLookup l = store.index().lookup(s, ReadView.COMMITTED, rnd.nextLong(4L * records)).join();
                         if (!(l instanceof IndexLookup.Resolved)) {
                             throw new IllegalStateException("benchmark lookup did not resolve: " + l);
                         }

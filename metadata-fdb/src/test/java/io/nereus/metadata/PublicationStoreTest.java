@@ -16,16 +16,17 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120)
 class PublicationStoreTest {
     private final StoreFixture f = new StoreFixture();
-    private final MetadataStore store = f.store;
+    private final StreamCommitStore streams = f.streams;
+    private final GenerationIndexStore index = f.index;
     private StreamId s;
 
     @BeforeEach
     void appendThreeBatches() {
         s = f.newStream("a");
         long e = f.acquire(s);
-        await(store.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
-        await(store.commit(List.of(append(s, e, 4, 8, 1, 1, 0))));
-        await(store.commit(List.of(append(s, e, 8, 12, 1, 2, 0))));
+        await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
+        await(streams.commit(List.of(append(s, e, 4, 8, 1, 1, 0))));
+        await(streams.commit(List.of(append(s, e, 8, 12, 1, 2, 0))));
     }
 
     @AfterEach
@@ -34,7 +35,7 @@ class PublicationStoreTest {
     }
 
     private PublicationRequest request(ReadView view, String object, long start, long end) {
-        List<IndexRecord> sources = await(store.indexRecords(s, ReadView.COMMITTED)).stream()
+        List<IndexRecord> sources = await(index.indexRecords(s, ReadView.COMMITTED)).stream()
                 .filter(r -> r.range().start() >= start && r.range().end() <= end).toList();
         return new PublicationRequest(s, view, OffsetRange.of(start, end),
                 sources.stream().map(PublicationRequest.SourceRef::of).toList(),
@@ -43,35 +44,35 @@ class PublicationStoreTest {
 
     @Test
     void publish_replacesSourcesInTheLookupSpace() {
-        PublicationOutcome o = await(store.publish(request(ReadView.COMMITTED, "obj-1", 0, 8)));
+        PublicationOutcome o = await(index.publish(request(ReadView.COMMITTED, "obj-1", 0, 8)));
         assertThat(o).isInstanceOf(PublicationOutcome.Publish.class);
         IndexRecord published = ((PublicationOutcome.Publish) o).record();
         assertThat(published.generation()).isEqualTo(GenerationId.of(1));
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.of(0, 8), OffsetRange.of(8, 12));
-        IndexLookup l = await(store.lookup(s, ReadView.COMMITTED, 2));
+        IndexLookup l = await(index.lookup(s, ReadView.COMMITTED, 2));
         assertThat(((IndexLookup.Resolved) l).candidates()).containsExactly(published);
-        assertThat(await(store.retiredRecords(s, 10))).extracting(IndexRecord::range)
+        assertThat(await(index.retiredRecords(s, 10))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.of(0, 4), OffsetRange.of(4, 8));
-        PublicationOutcome next = await(store.publish(request(ReadView.COMMITTED, "obj-2", 8, 12)));
+        PublicationOutcome next = await(index.publish(request(ReadView.COMMITTED, "obj-2", 8, 12)));
         assertThat(((PublicationOutcome.Publish) next).record().generation()).isEqualTo(GenerationId.of(2));
     }
 
     @Test
     void publish_whoseSourceChanged_isRefused() {
         PublicationRequest req = request(ReadView.COMMITTED, "obj-1", 0, 8);
-        await(store.quarantine(new IndexKey(s, ReadView.COMMITTED, 4, GenerationId.APPEND)));
-        PublicationOutcome o = await(store.publish(req));
+        await(index.quarantine(new IndexKey(s, ReadView.COMMITTED, 4, GenerationId.APPEND)));
+        PublicationOutcome o = await(index.publish(req));
         assertThat(o).isInstanceOf(PublicationOutcome.SourceChanged.class);
         assertThat(((PublicationOutcome.SourceChanged) o).reason()).isEqualTo("is QUARANTINED");
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).hasSize(3);
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).hasSize(3);
     }
 
     @Test
     void publish_belowTrim_isRefusedAsTrimmed() {
         PublicationRequest req = request(ReadView.COMMITTED, "obj-1", 0, 8);
-        await(store.trim(s, 2));
-        assertThat(await(store.publish(req))).isEqualTo(new PublicationOutcome.Trimmed(2));
+        await(streams.trim(s, 2));
+        assertThat(await(index.publish(req))).isEqualTo(new PublicationOutcome.Trimmed(2));
     }
 
     @Test
@@ -80,18 +81,18 @@ class PublicationStoreTest {
             try (StoreFixture g = new StoreFixture()) {
                 StreamId st = g.newStream("r");
                 long e = g.acquire(st);
-                await(g.store.commit(List.of(append(st, e, 0, 4, 1, 0, 0))));
-                List<IndexRecord> src = await(g.store.indexRecords(st, ReadView.COMMITTED));
+                await(g.streams.commit(List.of(append(st, e, 0, 4, 1, 0, 0))));
+                List<IndexRecord> src = await(g.index.indexRecords(st, ReadView.COMMITTED));
                 List<CompletableFuture<PublicationOutcome>> racers = new java.util.ArrayList<>();
                 for (int i = 0; i < 4; i++) {
-                    racers.add(g.store.publish(new PublicationRequest(st, ReadView.COMMITTED, OffsetRange.of(0, 4),
+                    racers.add(g.index.publish(new PublicationRequest(st, ReadView.COMMITTED, OffsetRange.of(0, 4),
                             src.stream().map(PublicationRequest.SourceRef::of).toList(),
                             new ObjectTarget("obj-" + i, 0, 10, 10, "v"), Checksum.crc32c(i), 4, 10)));
                 }
                 List<PublicationOutcome> outcomes = racers.stream().map(StoreFixture::await).toList();
                 assertThat(outcomes).filteredOn(o -> o instanceof PublicationOutcome.Publish).hasSize(1);
                 assertThat(outcomes).filteredOn(o -> o instanceof PublicationOutcome.SourceChanged).hasSize(3);
-                assertThat(await(g.store.indexRecords(st, ReadView.COMMITTED))).hasSize(1);
+                assertThat(await(g.index.indexRecords(st, ReadView.COMMITTED))).hasSize(1);
             }
         }
     }
@@ -99,33 +100,33 @@ class PublicationStoreTest {
     @Test
     void publish_retriedAfterUnknownResult_isAlreadyPublishedAndAllocatesOnce() {
         f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_APPLIED, 1);
-        PublicationOutcome o = await(store.publish(request(ReadView.COMMITTED, "obj-1", 0, 8)));
+        PublicationOutcome o = await(index.publish(request(ReadView.COMMITTED, "obj-1", 0, 8)));
         assertThat(o).isInstanceOf(PublicationOutcome.AlreadyPublished.class);
         assertThat(((PublicationOutcome.AlreadyPublished) o).record().generation()).isEqualTo(GenerationId.of(1));
-        PublicationOutcome next = await(store.publish(request(ReadView.COMMITTED, "obj-2", 8, 12)));
+        PublicationOutcome next = await(index.publish(request(ReadView.COMMITTED, "obj-2", 8, 12)));
         assertThat(((PublicationOutcome.Publish) next).record().generation()).isEqualTo(GenerationId.of(2));
     }
 
     @Test
     void compactedPublication_neverServesCommittedReads() {
-        PublicationOutcome o = await(store.publish(request(ReadView.TOPIC_COMPACTED, "compact-1", 0, 12)));
+        PublicationOutcome o = await(index.publish(request(ReadView.TOPIC_COMPACTED, "compact-1", 0, 12)));
         assertThat(((PublicationOutcome.Publish) o).record().generation()).isEqualTo(GenerationId.of(1));
-        IndexLookup committed = await(store.lookup(s, ReadView.COMMITTED, 5));
+        IndexLookup committed = await(index.lookup(s, ReadView.COMMITTED, 5));
         assertThat(((IndexLookup.Resolved) committed).candidates()).extracting(IndexRecord::view).containsOnly(ReadView.COMMITTED);
         assertThat(((IndexLookup.Resolved) committed).preferred().generation()).isEqualTo(GenerationId.APPEND);
-        IndexLookup compacted = await(store.lookup(s, ReadView.TOPIC_COMPACTED, 5));
+        IndexLookup compacted = await(index.lookup(s, ReadView.TOPIC_COMPACTED, 5));
         assertThat(((IndexLookup.Resolved) compacted).preferred().target()).isInstanceOf(ObjectTarget.class);
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).hasSize(3);
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).hasSize(3);
     }
 
     @Test
     void recompaction_retiresTheCompactedRecordsItSupersedes() {
-        IndexRecord first = ((PublicationOutcome.Publish) await(store.publish(request(ReadView.TOPIC_COMPACTED, "c-1", 0, 8)))).record();
-        IndexRecord second = ((PublicationOutcome.Publish) await(store.publish(request(ReadView.TOPIC_COMPACTED, "c-2", 0, 12)))).record();
+        IndexRecord first = ((PublicationOutcome.Publish) await(index.publish(request(ReadView.TOPIC_COMPACTED, "c-1", 0, 8)))).record();
+        IndexRecord second = ((PublicationOutcome.Publish) await(index.publish(request(ReadView.TOPIC_COMPACTED, "c-2", 0, 12)))).record();
         assertThat(second.generation()).isGreaterThan(first.generation());
-        assertThat(await(store.indexRecords(s, ReadView.TOPIC_COMPACTED))).containsExactly(second);
-        assertThat(await(store.retiredRecords(s, 10))).extracting(IndexRecord::target).contains(first.target());
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).hasSize(3);
+        assertThat(await(index.indexRecords(s, ReadView.TOPIC_COMPACTED))).containsExactly(second);
+        assertThat(await(index.retiredRecords(s, 10))).extracting(IndexRecord::target).contains(first.target());
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).hasSize(3);
     }
 
     @Test
@@ -134,6 +135,6 @@ class PublicationStoreTest {
         PublicationRequest other = new PublicationRequest(StreamId.of(99), ReadView.COMMITTED, req.range(),
                 List.of(new PublicationRequest.SourceRef(new IndexKey(StreamId.of(99), ReadView.COMMITTED, 4, GenerationId.APPEND), 0)),
                 req.target(), req.checksum(), 4, 100);
-        assertThatThrownBy(() -> await(store.publish(other))).isInstanceOf(UnknownStreamException.class);
+        assertThatThrownBy(() -> await(index.publish(other))).isInstanceOf(UnknownStreamException.class);
     }
 }

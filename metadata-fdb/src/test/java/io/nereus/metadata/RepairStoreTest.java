@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120)
 class RepairStoreTest {
     private final StoreFixture f = new StoreFixture();
-    private final MetadataStore store = f.store;
+    private final StreamCommitStore streams = f.streams;
+    private final GenerationIndexStore index = f.index;
 
     @AfterEach
     void close() {
@@ -41,13 +42,13 @@ class RepairStoreTest {
         StreamId other = f.newStream("b");
         long e = f.acquire(s);
         long eo = f.acquire(other);
-        await(store.commit(List.of(append(s, e, 0, 2, 3, 0, 0), append(other, eo, 0, 1, 3, 0, 1))));
-        await(store.commit(List.of(append(s, e, 2, 4, 3, 1, 0))));
-        await(store.commit(List.of(append(s, e, 4, 6, 7, 0, 0))));
-        assertThat(await(store.intents(s))).containsExactly(
+        await(streams.commit(List.of(append(s, e, 0, 2, 3, 0, 0), append(other, eo, 0, 1, 3, 0, 1))));
+        await(streams.commit(List.of(append(s, e, 2, 4, 3, 1, 0))));
+        await(streams.commit(List.of(append(s, e, 4, 6, 7, 0, 0))));
+        assertThat(await(streams.intents(s))).containsExactly(
                 Map.entry(3L, new WalIntent(0, e)), Map.entry(7L, new WalIntent(4, e)));
-        assertThat(await(store.intents(other))).containsOnlyKeys(3L);
-        assertThat(await(store.intents(StreamId.of(99)))).isEmpty();
+        assertThat(await(streams.intents(other))).containsOnlyKeys(3L);
+        assertThat(await(streams.intents(StreamId.of(99)))).isEmpty();
     }
 
     @Test
@@ -56,17 +57,17 @@ class RepairStoreTest {
         long e = f.acquire(s);
         StreamId b = f.newStream("b");
         StreamAppend a = append(s, e, 0, 4, 1, 0, 0);
-        await(store.commit(List.of(a, append(b, f.acquire(b), 0, 1, 1, 0, 1))));
-        await(store.commit(List.of(append(s, e, 4, 6, 1, 1, 0))));
+        await(streams.commit(List.of(a, append(b, f.acquire(b), 0, 1, 1, 0, 1))));
+        await(streams.commit(List.of(append(s, e, 4, 6, 1, 1, 0))));
         clearRecord(a.generationZeroRecord());
-        assertThat(await(store.lookup(s, ReadView.COMMITTED, 2))).isEqualTo(new IndexLookup.Unindexed(2));
+        assertThat(await(index.lookup(s, ReadView.COMMITTED, 2))).isEqualTo(new IndexLookup.Unindexed(2));
 
-        RepairOutcome o = await(store.repairGenerationZero(requestFor(a)));
+        RepairOutcome o = await(index.repairGenerationZero(requestFor(a)));
 
         assertThat(o).isEqualTo(new RepairOutcome.Repaired(a.generationZeroRecord()));
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.of(0, 4), OffsetRange.of(4, 6));
-        IndexLookup l = await(store.lookup(s, ReadView.COMMITTED, 2));
+        IndexLookup l = await(index.lookup(s, ReadView.COMMITTED, 2));
         assertThat(((IndexLookup.Resolved) l).preferred()).isEqualTo(a.generationZeroRecord());
     }
 
@@ -75,19 +76,19 @@ class RepairStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         StreamAppend a = append(s, e, 0, 4, 1, 0, 0);
-        await(store.commit(List.of(a)));
-        await(store.commit(List.of(append(s, e, 4, 8, 1, 1, 0))));
+        await(streams.commit(List.of(a)));
+        await(streams.commit(List.of(append(s, e, 4, 8, 1, 1, 0))));
 
-        assertThat(await(store.repairGenerationZero(requestFor(a))))
+        assertThat(await(index.repairGenerationZero(requestFor(a))))
                 .isEqualTo(new RepairOutcome.Repaired(a.generationZeroRecord()));
         RepairRequest elsewhere = new RepairRequest(s, OffsetRange.of(2, 6), new WalTarget(9, 9, 0),
                 Checksum.crc32c(5), 1, 1);
-        RepairOutcome o = await(store.repairGenerationZero(elsewhere));
+        RepairOutcome o = await(index.repairGenerationZero(elsewhere));
 
         assertThat(o).isInstanceOf(RepairOutcome.AlreadyCovered.class);
         assertThat(((RepairOutcome.AlreadyCovered) o).covering()).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.of(0, 4), OffsetRange.of(4, 8));
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).hasSize(2);
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).hasSize(2);
     }
 
     @Test
@@ -96,16 +97,16 @@ class RepairStoreTest {
         long e = f.acquire(s);
         StreamAppend first = append(s, e, 0, 4, 1, 0, 0);
         StreamAppend second = append(s, e, 4, 8, 1, 1, 0);
-        await(store.commit(List.of(first)));
-        await(store.commit(List.of(second)));
-        await(store.commit(List.of(append(s, e, 8, 9, 1, 2, 0))));
+        await(streams.commit(List.of(first)));
+        await(streams.commit(List.of(second)));
+        await(streams.commit(List.of(append(s, e, 8, 9, 1, 2, 0))));
         clearRecord(second.generationZeroRecord());
-        await(store.trim(s, 6));
+        await(streams.trim(s, 6));
 
-        assertThat(await(store.repairGenerationZero(requestFor(first)))).isEqualTo(new RepairOutcome.Trimmed(6));
-        assertThat(await(store.repairGenerationZero(requestFor(second))))
+        assertThat(await(index.repairGenerationZero(requestFor(first)))).isEqualTo(new RepairOutcome.Trimmed(6));
+        assertThat(await(index.repairGenerationZero(requestFor(second))))
                 .isEqualTo(new RepairOutcome.Repaired(second.generationZeroRecord()));
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.of(4, 8), OffsetRange.of(8, 9));
     }
 
@@ -113,11 +114,11 @@ class RepairStoreTest {
     void repair_beyondCommittedEnd_isNotCommittedAndWritesNothing() {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
-        await(store.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
+        await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
         RepairRequest ahead = requestFor(append(s, e, 4, 6, 1, 1, 0));
 
-        assertThat(await(store.repairGenerationZero(ahead))).isEqualTo(new RepairOutcome.NotCommitted(4));
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).hasSize(1);
+        assertThat(await(index.repairGenerationZero(ahead))).isEqualTo(new RepairOutcome.NotCommitted(4));
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).hasSize(1);
     }
 
     @Test
@@ -125,13 +126,13 @@ class RepairStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         StreamAppend a = append(s, e, 0, 4, 1, 0, 0);
-        await(store.commit(List.of(a)));
+        await(streams.commit(List.of(a)));
         clearRecord(a.generationZeroRecord());
         f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_APPLIED, 1);
 
-        assertThat(await(store.repairGenerationZero(requestFor(a))))
+        assertThat(await(index.repairGenerationZero(requestFor(a))))
                 .isEqualTo(new RepairOutcome.Repaired(a.generationZeroRecord()));
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).containsExactly(a.generationZeroRecord());
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).containsExactly(a.generationZeroRecord());
     }
 
     @Test
@@ -139,16 +140,16 @@ class RepairStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         StreamAppend a = append(s, e, 0, 4, 1, 0, 0);
-        await(store.commit(List.of(a)));
-        IndexRecord q = await(store.quarantine(IndexKey.of(a.generationZeroRecord()))).orElseThrow();
+        await(streams.commit(List.of(a)));
+        IndexRecord q = await(index.quarantine(IndexKey.of(a.generationZeroRecord()))).orElseThrow();
 
-        assertThat(await(store.repairGenerationZero(requestFor(a)))).isEqualTo(new RepairOutcome.KeyOccupied(q));
-        assertThat(await(store.indexRecords(s, ReadView.COMMITTED))).containsExactly(q);
+        assertThat(await(index.repairGenerationZero(requestFor(a)))).isEqualTo(new RepairOutcome.KeyOccupied(q));
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).containsExactly(q);
     }
 
     @Test
     void repair_ofUnknownStream_fails() {
         RepairRequest r = requestFor(append(StreamId.of(42), 1, 0, 1, 1, 0, 0));
-        assertThatThrownBy(() -> await(store.repairGenerationZero(r))).isInstanceOf(UnknownStreamException.class);
+        assertThatThrownBy(() -> await(index.repairGenerationZero(r))).isInstanceOf(UnknownStreamException.class);
     }
 }

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * A MetadataStore for the operation tests: on an in-memory EmbeddedFdb, or, when the system property
+ * A MetadataStore and its job stores for the operation tests: on an in-memory EmbeddedFdb, or, when the system property
  * {@code nereus.fdb.clusterFile} names a cluster file, on that real cluster under a fresh root that is
  * cleared on close. Tests that inject faults call {@link #embedded()} and are skipped on a real cluster.
  */
@@ -24,6 +24,9 @@ final class StoreFixture implements AutoCloseable {
     final Database db;
     final NereusKeyspace ks;
     final MetadataStore store;
+    final CatalogStore catalog;
+    final StreamCommitStore streams;
+    final GenerationIndexStore index;
     final CursorStore cursors;
 
     StoreFixture() {
@@ -32,7 +35,10 @@ final class StoreFixture implements AutoCloseable {
         db = real ? FdbDatabases.open(Optional.of(Path.of(clusterFile)), Optional.empty()) : EmbeddedFdb.inMemory();
         ks = new NereusKeyspace(new Subspace(Tuple.from("nereus-test", UUID.randomUUID().toString())));
         store = await(MetadataStore.open(db, ks, executor()));
-        cursors = new CursorStore(store);
+        catalog = store.catalog();
+        streams = store.streams();
+        index = store.index();
+        cursors = store.cursors();
     }
 
     Executor executor() {
@@ -59,12 +65,12 @@ final class StoreFixture implements AutoCloseable {
     }
 
     StreamId newStream(String name) {
-        return await(store.openStream(name)).streamId();
+        return await(catalog.openStream(name)).streamId();
     }
 
     /** Acquires writer "w" for {@code s} and returns its epoch. */
     long acquire(StreamId s) {
-        return await(store.acquireWriter(s, "w")).writerEpoch();
+        return await(streams.acquireWriter(s, "w")).writerEpoch();
     }
 
     static StreamAppend append(StreamId s, long epoch, long start, long end, long slice, long entry, int pos) {

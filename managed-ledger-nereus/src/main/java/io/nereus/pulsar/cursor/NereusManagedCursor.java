@@ -5,7 +5,7 @@ import io.nereus.pulsar.PulsarErrors;
 import io.nereus.pulsar.Sync;
 import com.google.common.collect.Range;
 import io.nereus.metadata.CursorState;
-import io.nereus.metadata.CursorStateCodec;
+import io.nereus.metadata.codec.CursorStateCodec;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.WriteOutcome;
 import java.time.Clock;

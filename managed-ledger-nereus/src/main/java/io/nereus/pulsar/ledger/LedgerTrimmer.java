@@ -120,7 +120,7 @@ final class LedgerTrimmer {
             // stream has trimmed (the ledger's reads trust its own first offset); a failed trim gives them back.
             long before = ledger.firstOffset();
             ledger.trimming(target);
-            return metadata.trim(ledger.streamId(), target).handle((head, t) -> {
+            return metadata.streams().trim(ledger.streamId(), target).handle((head, t) -> {
                 if (t != null) {
                     ledger.trimFailed(target, before);
                     throw new java.util.concurrent.CompletionException(t);

@@ -789,7 +789,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             }
             state = State.TERMINATED;
             terminated = lastAdd.handle((r, t) -> null)
-                    .thenCompose(ignored -> factory.metadata().seal(streamId(), writerEpoch))
+                    .thenCompose(ignored -> factory.metadata().streams().seal(streamId(), writerEpoch))
                     .thenAccept(head -> {
                         committedEnd = Math.max(committedEnd, head.committedEnd());
                         waiters.releaseAll();

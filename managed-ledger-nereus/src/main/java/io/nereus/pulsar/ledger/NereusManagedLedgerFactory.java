@@ -64,7 +64,7 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
             OrderedExecutor executor, Clock clock, int walWriteQuorum) {
         this.metadata = metadata;
         this.topicNodes = topicNodes;
-        this.cursorStore = new CursorStore(metadata);
+        this.cursorStore = metadata.cursors();
         this.streams = streams;
         this.executor = executor;
         this.clock = clock;
@@ -229,7 +229,7 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
     }
 
     private CompletableFuture<Stored> storedAsync(String name) {
-        return activeCatalogEntry(name).thenCompose(entry -> metadata.head(entry.streamId()).thenCompose(head ->
+        return activeCatalogEntry(name).thenCompose(entry -> metadata.streams().head(entry.streamId()).thenCompose(head ->
                 cursorStore.loadProperties(entry.streamId()).thenCompose(props ->
                         cursorStore.listCursors(entry.streamId()).thenCompose(names -> {
                             ManagedLedgerInfo info = new ManagedLedgerInfo();
@@ -282,7 +282,7 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
     }
 
     CompletableFuture<CatalogEntry> activeCatalogEntry(String name) {
-        return metadata.catalogEntry(name).thenApply(e -> e.filter(c -> c.state() == CatalogState.ACTIVE)
+        return metadata.catalog().catalogEntry(name).thenApply(e -> e.filter(c -> c.state() == CatalogState.ACTIVE)
                 .orElseThrow(() -> new java.util.concurrent.CompletionException(
                         new ManagedLedgerException.ManagedLedgerNotFoundException("managed ledger " + name
                                 + " does not exist"))));
@@ -290,7 +290,7 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
 
     @Override
     public CompletableFuture<Boolean> asyncExists(String name) {
-        return metadata.catalogEntry(name).thenApply(e -> e.isPresent() && e.get().state() == CatalogState.ACTIVE);
+        return metadata.catalog().catalogEntry(name).thenApply(e -> e.isPresent() && e.get().state() == CatalogState.ACTIVE);
     }
 
     @Override
@@ -299,7 +299,7 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
         if (open != null && open.isDone() && !open.isCompletedExceptionally()) {
             return CompletableFuture.completedFuture(open.join().getProperties());
         }
-        return metadata.catalogEntry(name).thenCompose(e -> {
+        return metadata.catalog().catalogEntry(name).thenCompose(e -> {
             if (e.isEmpty() || e.get().state() != CatalogState.ACTIVE) {
                 return CompletableFuture.completedFuture(Map.<String, String>of());
             }

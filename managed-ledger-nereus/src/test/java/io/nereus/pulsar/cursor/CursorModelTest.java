@@ -84,7 +84,7 @@ class CursorModelTest {
         Random random = new Random(seed);
         try (EngineFixture engine = new EngineFixture(BK, "cursor-model-" + seed)) {
             StreamStorage storage = engine.storage("broker-a", StorageConfig.defaults().withWal(WAL));
-            CursorStore store = new CursorStore(engine.metadata);
+            CursorStore store = engine.metadata.cursors();
             NereusStream stream = await(storage.openStream("persistent://tenant/ns/model-" + seed));
             try (CursorTestHost host = new CursorTestHost(stream, store)) {
                 host.appendNumbered(ENTRIES);

@@ -56,7 +56,7 @@ class NereusManagedCursorTest {
     void setUp() {
         engine = new EngineFixture(BK, "cursor");
         storage = engine.storage("broker-a", StorageConfig.defaults().withWal(WAL));
-        cursorStore = new CursorStore(engine.metadata);
+        cursorStore = engine.metadata.cursors();
         NereusStream stream = await(storage.openStream("persistent://tenant/ns/cursor-test"));
         host = new CursorTestHost(stream, cursorStore);
     }

@@ -1,4 +1,6 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
+
+import io.nereus.metadata.OffsetRange;
 
 /**
  * Binary form of an {@link OffsetRange}; the value of {@code (WAL, sliceId, sid)}, the range of a stream

@@ -1,5 +1,9 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
+import io.nereus.metadata.AckSet;
+import io.nereus.metadata.CursorState;
+import io.nereus.metadata.MetadataFormatException;
+import io.nereus.metadata.OffsetRange;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,4 +1,6 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
+
+import io.nereus.metadata.GenerationId;
 
 /**
  * Binary form of the value of {@code (STREAM, sid, GENSEQ, view)}: the next generation id to allocate in

@@ -1,8 +1,12 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.metadata.AckSet;
+import io.nereus.metadata.CursorState;
+import io.nereus.metadata.MetadataFormatException;
+import io.nereus.metadata.OffsetRange;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

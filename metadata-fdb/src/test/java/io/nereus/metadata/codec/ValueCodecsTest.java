@@ -1,12 +1,32 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
-import static io.nereus.metadata.CodecAssertions.rejectsEveryTruncation;
-import static io.nereus.metadata.CodecAssertions.rejectsTrailingBytes;
-import static io.nereus.metadata.CodecAssertions.rejectsUnknownVersion;
-import static io.nereus.metadata.CodecAssertions.roundTrips;
+import static io.nereus.metadata.codec.CodecAssertions.rejectsEveryTruncation;
+import static io.nereus.metadata.codec.CodecAssertions.rejectsTrailingBytes;
+import static io.nereus.metadata.codec.CodecAssertions.rejectsUnknownVersion;
+import static io.nereus.metadata.codec.CodecAssertions.roundTrips;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.metadata.CatalogEntry;
+import io.nereus.metadata.CatalogState;
+import io.nereus.metadata.Checksum;
+import io.nereus.metadata.FdbLimits;
+import io.nereus.metadata.GenerationId;
+import io.nereus.metadata.IndexKey;
+import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.IndexRecordState;
+import io.nereus.metadata.LedgerProperties;
+import io.nereus.metadata.MetadataFormatException;
+import io.nereus.metadata.ObjectTarget;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamId;
+import io.nereus.metadata.StreamState;
+import io.nereus.metadata.WalIntent;
+import io.nereus.metadata.WalSlice;
+import io.nereus.metadata.WalSliceState;
+import io.nereus.metadata.WalTarget;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;

@@ -1,5 +1,7 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
+import io.nereus.metadata.FdbLimits;
+import io.nereus.metadata.LedgerProperties;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;

@@ -1,4 +1,4 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

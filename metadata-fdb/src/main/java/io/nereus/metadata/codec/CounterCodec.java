@@ -1,4 +1,4 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
 /**
  * Binary form of an allocation counter, the value of {@code (COUNTER, name)}: the next id to hand out.

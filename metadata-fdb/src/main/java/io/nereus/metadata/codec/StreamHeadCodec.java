@@ -1,5 +1,7 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamState;
 import java.util.Optional;
 
 /**

@@ -1,5 +1,6 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
+import io.nereus.metadata.MetadataFormatException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;

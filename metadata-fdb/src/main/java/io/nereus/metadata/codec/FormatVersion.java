@@ -1,4 +1,7 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
+
+import io.nereus.metadata.MetadataFormatException;
+import io.nereus.metadata.NereusKeyspace;
 
 /**
  * The layout version of a Nereus metadata root, stored under {@code (META, "format")} when the root is

@@ -1,4 +1,7 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
+
+import io.nereus.metadata.FdbLimits;
+import io.nereus.metadata.MetadataFormatException;
 
 /**
  * A versioned binary encoding of one self-contained stored value. Every encoding starts with a format

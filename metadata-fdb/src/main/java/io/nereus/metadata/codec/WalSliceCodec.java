@@ -1,4 +1,8 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
+
+import io.nereus.metadata.FdbLimits;
+import io.nereus.metadata.WalSlice;
+import io.nereus.metadata.WalSliceState;
 
 /**
  * Binary form of a {@link WalSlice}, the value of {@code (WAL, sliceId)}.

@@ -1,4 +1,16 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
+
+import io.nereus.metadata.Checksum;
+import io.nereus.metadata.ChecksumType;
+import io.nereus.metadata.FdbLimits;
+import io.nereus.metadata.IndexKey;
+import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.IndexRecordState;
+import io.nereus.metadata.MetadataFormatException;
+import io.nereus.metadata.ObjectTarget;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadTarget;
+import io.nereus.metadata.WalTarget;
 
 /**
  * Binary form of the value of a generation-index record; the key supplies stream, view, end offset and

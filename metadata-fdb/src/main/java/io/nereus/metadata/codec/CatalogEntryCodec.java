@@ -1,4 +1,8 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
+
+import io.nereus.metadata.CatalogEntry;
+import io.nereus.metadata.CatalogState;
+import io.nereus.metadata.StreamId;
 
 /**
  * Binary form of a {@link CatalogEntry}, the value of {@code (CATALOG, managedLedgerName)}; the key

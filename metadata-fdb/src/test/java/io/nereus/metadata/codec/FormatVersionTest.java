@@ -1,8 +1,8 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
-import static io.nereus.metadata.CodecAssertions.rejectsEveryTruncation;
-import static io.nereus.metadata.CodecAssertions.rejectsTrailingBytes;
-import static io.nereus.metadata.CodecAssertions.rejectsUnknownVersion;
+import static io.nereus.metadata.codec.CodecAssertions.rejectsEveryTruncation;
+import static io.nereus.metadata.codec.CodecAssertions.rejectsTrailingBytes;
+import static io.nereus.metadata.codec.CodecAssertions.rejectsUnknownVersion;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,8 +1,10 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.metadata.FdbLimits;
+import io.nereus.metadata.MetadataFormatException;
 import java.util.Arrays;
 import java.util.function.Function;
 

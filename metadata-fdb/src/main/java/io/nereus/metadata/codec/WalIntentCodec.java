@@ -1,4 +1,6 @@
-package io.nereus.metadata;
+package io.nereus.metadata.codec;
+
+import io.nereus.metadata.WalIntent;
 
 /**
  * Binary form of a {@link WalIntent}, the value of {@code (STREAM, sid, INTENT, sliceId)}.

@@ -1,0 +1,255 @@
+package io.nereus.metadata;
+
+import static io.nereus.metadata.TransactionRunner.guard;
+
+import com.apple.foundationdb.KeyValue;
+import io.nereus.metadata.codec.GenerationSeqCodec;
+import io.nereus.metadata.codec.IndexRecordCodec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The generation index: which physical representation serves each offset of a stream in a view. Looks records
+ * up for readers, writes the generation-0 records that WAL evidence repairs, publishes higher generations
+ * (allocating their ids from {@code GENSEQ}), quarantines and retires records, and runs the garbage collector's
+ * metadata steps (forgetting retired records, purging a deleted stream). Owns
+ * {@code (STREAM, sid, INDEX | RETIRED | GENSEQ, ...)}; commits and trims, which also write the index, are in
+ * {@link StreamCommitStore}.
+ *
+ * <p>Each operation is one transaction of the shared {@link TransactionRunner}. Changes are conditional: they
+ * read the head and the records they depend on in the same transaction, so a racing commit, trim or
+ * publication is a conflict that the runner retries, and every body is idempotent for retries after an unknown
+ * result. Methods return futures and never throw: argument errors fail the future. Expected refusals
+ * (trimmed, not yet committed, source changed, already covered, ...) are {@link RepairOutcome} and
+ * {@link PublicationOutcome} values, not exceptions. Thread-safe; holds no mutable state.
+ */
+public final class GenerationIndexStore {
+    /** Records read by one lookup; the lookup space keeps the covering records at the front of the scan. */
+    static final int LOOKUP_SCAN_LIMIT = 16;
+
+    private final TransactionRunner tx;
+    private final NereusKeyspace ks;
+    private final StoredRecords records;
+
+    GenerationIndexStore(TransactionRunner tx, NereusKeyspace ks, StoredRecords records) {
+        this.tx = tx;
+        this.ks = ks;
+        this.records = records;
+    }
+
+    // ---- lookup ----
+
+    /**
+     * The records that may serve {@code offset} in {@code view}, decided with the head from one snapshot:
+     * one head read and one range read of at most {@value #LOOKUP_SCAN_LIMIT} keys, whatever the number of
+     * generations or appends.
+     *
+     * @return a future failing with {@link UnknownStreamException} when the stream has no head
+     */
+    public CompletableFuture<IndexLookup> lookup(StreamId stream, ReadView view, long offset) {
+        return guard(() -> {
+            var range = ks.indexCoveringRange(stream, view, offset);
+            return tx.read(tr -> {
+                CompletableFuture<Optional<StreamHead>> head = records.head(tr, stream);
+                CompletableFuture<List<KeyValue>> scan =
+                        tr.getRange(range, LOOKUP_SCAN_LIMIT).asList();
+                return head.thenCombine(scan, (h, kvs) -> IndexLookup.decide(
+                        h.orElseThrow(() -> new UnknownStreamException(stream)), view, offset, records.index(kvs)));
+            });
+        });
+    }
+
+
+    /** Every record of {@code stream} in {@code view} still in the lookup space, in key order (tests, tools). */
+    public CompletableFuture<List<IndexRecord>> indexRecords(StreamId stream, ReadView view) {
+        return guard(() -> tx.read(tr -> tr.getRange(ks.indexViewRange(stream, view)).asList()
+                .thenApply(records::index)));
+    }
+
+    /** Up to {@code limit} retired records of {@code stream}, all views: the garbage collector's work list. */
+    public CompletableFuture<List<IndexRecord>> retiredRecords(StreamId stream, int limit) {
+        return guard(() -> tx.read(tr -> tr.getRange(ks.retiredRange(stream), limit).asList()
+                .thenApply(records::retired)));
+    }
+
+    // ---- generation-0 repair ----
+
+    /**
+     * Writes a missing generation-0 record rebuilt from WAL evidence, only if, in the same transaction, the
+     * head still holds the range (not wholly trimmed, within the committed end) and no readable COMMITTED-view
+     * record overlaps it (see {@link RepairOutcome#decide}). Reads the head and every COMMITTED-view record
+     * that may overlap, so a racing commit, trim or publication is a conflict, not an overwrite. Retrying
+     * after an unknown result finds the record in place and reports {@link RepairOutcome.Repaired} again.
+     *
+     * @return a future failing with {@link UnknownStreamException} when the stream has no head
+     */
+    public CompletableFuture<RepairOutcome> repairGenerationZero(RepairRequest request) {
+        return guard(() -> {
+            Objects.requireNonNull(request, "request");
+            StreamId stream = request.stream();
+            OffsetRange range = request.range();
+            // records ending inside (start, end] overlap; of those ending after end, the first few of the
+            // lookup space are the ones that may start below end (superseded records leave the space)
+            var endingInside = ks.indexEndOffsetRange(stream, ReadView.COMMITTED,
+                    new OffsetRange(range.start() + 1, range.end() + 1));
+            var endingAfter = ks.indexCoveringRange(stream, ReadView.COMMITTED, range.end());
+            IndexRecord wanted = request.record();
+            byte[] key = ks.indexKey(IndexKey.of(wanted));
+            return tx.run(tr -> {
+                CompletableFuture<Optional<StreamHead>> head = records.head(tr, stream);
+                CompletableFuture<List<KeyValue>> inside = tr.getRange(endingInside).asList();
+                CompletableFuture<List<KeyValue>> after = tr.getRange(endingAfter, LOOKUP_SCAN_LIMIT).asList();
+                return CompletableFuture.allOf(head, inside, after).thenApply(ignored -> {
+                    StreamHead h = head.join().orElseThrow(() -> new UnknownStreamException(stream));
+                    List<IndexRecord> overlapping = new ArrayList<>(records.index(inside.join()));
+                    overlapping.addAll(records.index(after.join()));
+                    RepairOutcome o = RepairOutcome.decide(h, overlapping, request);
+                    if (o instanceof RepairOutcome.Repaired) {
+                        tr.set(key, IndexRecordCodec.INSTANCE.encode(wanted));
+                    }
+                    return o;
+                });
+            });
+        });
+    }
+
+    // ---- publication, quarantine, retirement ----
+
+    /**
+     * Publishes a materialized representation in one transaction (see {@link PublicationOutcome#decide}):
+     * validates head and sources, allocates the next generation id of (stream, view), writes the COMMITTED
+     * record and moves same-view sources and superseded records of the view to RETIRED. Of two publications
+     * racing for the same sources exactly one commits; the other is retried by the runner and then sees
+     * {@link PublicationOutcome.SourceChanged}.
+     *
+     * @return a future failing with {@link UnknownStreamException} when the stream has no head
+     */
+    public CompletableFuture<PublicationOutcome> publish(PublicationRequest request) {
+        return guard(() -> {
+            Objects.requireNonNull(request, "request");
+            StreamId stream = request.stream();
+            var inRange = ks.indexEndOffsetRange(stream, request.view(),
+                    new OffsetRange(request.range().start() + 1, request.range().end() + 1));
+            return tx.run(tr -> {
+                CompletableFuture<Optional<StreamHead>> head = records.head(tr, stream);
+                CompletableFuture<byte[]> genSeq = tr.get(ks.genSeqKey(stream, request.view()));
+                CompletableFuture<List<KeyValue>> sameView = tr.getRange(inRange).asList();
+                List<CompletableFuture<byte[]>> sources = new ArrayList<>();
+                for (PublicationRequest.SourceRef s : request.sources()) {
+                    sources.add(tr.get(ks.indexKey(s.key())));
+                }
+                List<CompletableFuture<?>> all = new ArrayList<>(sources);
+                all.add(head);
+                all.add(genSeq);
+                all.add(sameView);
+                return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
+                    StreamHead h = head.join().orElseThrow(() -> new UnknownStreamException(stream));
+                    Optional<GenerationId> seq = Optional.ofNullable(genSeq.join())
+                            .map(GenerationSeqCodec.INSTANCE::decode);
+                    List<Optional<IndexRecord>> current = new ArrayList<>();
+                    for (int i = 0; i < sources.size(); i++) {
+                        IndexKey k = request.sources().get(i).key();
+                        current.add(Optional.ofNullable(sources.get(i).join())
+                                .map(b -> IndexRecordCodec.INSTANCE.decode(k, b)));
+                    }
+                    PublicationOutcome o =
+                            PublicationOutcome.decide(h, seq, current, records.index(sameView.join()), request);
+                    if (o instanceof PublicationOutcome.Publish p) {
+                        tr.set(ks.indexKey(IndexKey.of(p.record())), IndexRecordCodec.INSTANCE.encode(p.record()));
+                        tr.set(ks.genSeqKey(stream, request.view()),
+                                GenerationSeqCodec.INSTANCE.encode(p.nextGeneration()));
+                        for (IndexRecord r : p.retire()) {
+                            records.moveToRetired(tr, r);
+                        }
+                    }
+                    return o;
+                });
+            });
+        });
+    }
+
+
+    /**
+     * Marks a record QUARANTINED (evidence showed its target unusable): it stays in the lookup space, serves
+     * no reads. Returns the record as stored afterwards, or empty when it is not in the lookup space.
+     * Idempotent; a RETIRED record is never brought back.
+     */
+    public CompletableFuture<Optional<IndexRecord>> quarantine(IndexKey key) {
+        return guard(() -> {
+            byte[] k = ks.indexKey(key);
+            return tx.run(tr -> tr.get(k).thenApply(v -> {
+                if (v == null) {
+                    return Optional.<IndexRecord>empty();
+                }
+                IndexRecord r = IndexRecordCodec.INSTANCE.decode(key, v);
+                if (r.state() == IndexRecordState.QUARANTINED) {
+                    return Optional.of(r);
+                }
+                IndexRecord q = r.withState(IndexRecordState.QUARANTINED);
+                tr.set(k, IndexRecordCodec.INSTANCE.encode(q));
+                return Optional.of(q);
+            }));
+        });
+    }
+
+    /**
+     * Retires a record: moves it from the lookup space to RETIRED, kept for garbage collection. Returns the
+     * retired record, or empty when it exists in neither space. Idempotent.
+     */
+    public CompletableFuture<Optional<IndexRecord>> retire(IndexKey key) {
+        return guard(() -> {
+            byte[] k = ks.indexKey(key);
+            byte[] rk = ks.retiredKey(key);
+            return tx.run(tr -> tr.get(k).thenCompose(v -> {
+                if (v != null) {
+                    IndexRecord r = IndexRecordCodec.INSTANCE.decode(key, v).withState(IndexRecordState.RETIRED);
+                    records.moveToRetired(tr, r);
+                    return CompletableFuture.completedFuture(Optional.of(r));
+                }
+                return tr.get(rk).thenApply(rv -> Optional.ofNullable(rv)
+                        .map(b -> IndexRecordCodec.INSTANCE.decode(key, b)));
+            }));
+        });
+    }
+
+    // ---- garbage collection ----
+
+    /**
+     * Forgets retired records whose physical targets the garbage collector has deleted. Only RETIRED keys are
+     * touched; a key still in the lookup space is left alone. Idempotent.
+     */
+    public CompletableFuture<Void> forgetRetired(List<IndexKey> keys) {
+        return guard(() -> {
+            List<byte[]> retiredKeys = keys.stream().map(ks::retiredKey).toList();
+            return tx.run(tr -> {
+                retiredKeys.forEach(tr::clear);
+                return CompletableFuture.completedFuture((Void) null);
+            });
+        });
+    }
+
+    /**
+     * Removes every key of a deleted stream (head, index, retired records, intents, cursors, properties)
+     * once its data is gone. Refused (false, nothing removed) unless the head is DELETING and no retired
+     * record is left for the garbage collector.
+     */
+    public CompletableFuture<Boolean> purgeStream(StreamId stream) {
+        return guard(() -> tx.run(tr -> {
+            CompletableFuture<Optional<StreamHead>> head = records.head(tr, stream);
+            CompletableFuture<List<KeyValue>> retired = tr.getRange(ks.retiredRange(stream), 1).asList();
+            return head.thenCombine(retired, (h, r) -> {
+                if (h.isEmpty()) {
+                    return true;
+                }
+                if (h.get().state() != StreamState.DELETING || !r.isEmpty()) {
+                    return false;
+                }
+                tr.clear(ks.streamRange(stream));
+                return true;
+            });
+        }));
+    }
+}

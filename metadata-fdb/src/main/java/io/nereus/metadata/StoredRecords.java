@@ -1,0 +1,56 @@
+package io.nereus.metadata;
+
+import com.apple.foundationdb.KeyValue;
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.Transaction;
+import io.nereus.metadata.codec.IndexRecordCodec;
+import io.nereus.metadata.codec.StreamHeadCodec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Typed access, inside a caller's transaction, to the records more than one store reads or moves: the stream
+ * head and the generation-index records of the lookup and RETIRED spaces. Decoding failures surface as
+ * {@link MetadataFormatException} and fail the caller's transaction. Stateless apart from the keyspace;
+ * thread-safe.
+ */
+final class StoredRecords {
+    private final NereusKeyspace ks;
+
+    StoredRecords(NereusKeyspace ks) {
+        this.ks = ks;
+    }
+
+    /** The head of {@code stream} as {@code tr} sees it (a read, so a conflict if it changes before commit). */
+    CompletableFuture<Optional<StreamHead>> head(ReadTransaction tr, StreamId stream) {
+        return tr.get(ks.headKey(stream))
+                .thenApply(v -> Optional.ofNullable(v).map(StreamHeadCodec.INSTANCE::decode));
+    }
+
+    /** Decodes key-values read from the lookup space (INDEX). */
+    List<IndexRecord> index(List<KeyValue> kvs) {
+        List<IndexRecord> records = new ArrayList<>(kvs.size());
+        for (KeyValue kv : kvs) {
+            records.add(IndexRecordCodec.INSTANCE.decode(ks.unpackIndexKey(kv.getKey()), kv.getValue()));
+        }
+        return records;
+    }
+
+    /** Decodes key-values read from the RETIRED space. */
+    List<IndexRecord> retired(List<KeyValue> kvs) {
+        List<IndexRecord> records = new ArrayList<>(kvs.size());
+        for (KeyValue kv : kvs) {
+            records.add(IndexRecordCodec.INSTANCE.decode(ks.unpackRetiredKey(kv.getKey()), kv.getValue()));
+        }
+        return records;
+    }
+
+    /** Moves {@code retired} out of the lookup space into RETIRED, stored as given. */
+    void moveToRetired(Transaction tr, IndexRecord retired) {
+        IndexKey k = IndexKey.of(retired);
+        tr.clear(ks.indexKey(k));
+        tr.set(ks.retiredKey(k), IndexRecordCodec.INSTANCE.encode(retired));
+    }
+}

@@ -1,0 +1,259 @@
+package io.nereus.metadata;
+
+import static io.nereus.metadata.TransactionRunner.guard;
+
+import com.apple.foundationdb.KeyValue;
+import com.apple.foundationdb.Transaction;
+import io.nereus.metadata.codec.IndexRecordCodec;
+import io.nereus.metadata.codec.StreamHeadCodec;
+import io.nereus.metadata.codec.WalIntentCodec;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Stream heads and what moves them: writer acquisition (the epoch that fences earlier writers), the commit of
+ * acknowledged WAL batches (head, generation-0 records and the stream's INTENT in each slice), seal and trim.
+ * Owns {@code (STREAM, sid, HEAD)} and {@code (STREAM, sid, INTENT, slice)}; writes generation-0 index records
+ * and, when trimming, moves records below the trim offset to RETIRED.
+ *
+ * <p>Each operation is one transaction of the shared {@link TransactionRunner} (trim: a bounded series of
+ * them) that reads the head it changes, so a racing commit, fence or trim is a conflict, not an overwrite; a
+ * commit retried after an unknown result finds its appends applied and advances nothing twice. Methods return
+ * futures and never throw: argument errors fail the future. Expected refusals of a commit (fenced, wrong
+ * start, not accepting) are {@link CommitResult} values, not exceptions. Thread-safe; holds no mutable state.
+ */
+public final class StreamCommitStore {
+    /** Index records moved out of the lookup space per trim transaction. */
+    static final int TRIM_BATCH = 500;
+
+    private final TransactionRunner tx;
+    private final NereusKeyspace ks;
+    private final StoredRecords records;
+
+    StreamCommitStore(TransactionRunner tx, NereusKeyspace ks, StoredRecords records) {
+        this.tx = tx;
+        this.ks = ks;
+        this.records = records;
+    }
+
+    // ---- heads and writers ----
+
+    /** The stream's head as stored now; empty when the stream has none (never created, or purged). */
+    public CompletableFuture<Optional<StreamHead>> head(StreamId stream) {
+        return guard(() -> tx.read(tr -> records.head(tr, stream)));
+    }
+
+
+    /**
+     * Makes {@code writerId} the stream's writer with a new, higher epoch, fencing every earlier writer. The
+     * returned head's {@code writerEpoch} is the fencing token to pass with every commit.
+     *
+     * @return a future failing with {@link UnknownStreamException} when the stream has no head
+     */
+    public CompletableFuture<StreamHead> acquireWriter(StreamId stream, String writerId) {
+        return guard(() -> {
+            Objects.requireNonNull(writerId, "writerId");
+            return tx.run(tr -> records.head(tr, stream).thenApply(h -> {
+                StreamHead next = h.orElseThrow(() -> new UnknownStreamException(stream)).withNewWriter(writerId);
+                tr.set(ks.headKey(stream), StreamHeadCodec.INSTANCE.encode(next));
+                return next;
+            }));
+        });
+    }
+
+    /**
+     * Seals the stream (a terminated topic): no more commits; reads, trims and cursors continue. Conditional on
+     * {@code writerEpoch}: a writer that was fenced cannot seal.
+     *
+     * @return a future failing with {@link WriterFencedException} when the head has another epoch, or
+     *         {@link UnknownStreamException} when the stream has no head
+     */
+    public CompletableFuture<StreamHead> seal(StreamId stream, long writerEpoch) {
+        return guard(() -> tx.run(tr -> records.head(tr, stream).thenApply(h -> {
+            StreamHead head = h.orElseThrow(() -> new UnknownStreamException(stream));
+            if (head.writerEpoch() != writerEpoch) {
+                throw new WriterFencedException(stream, head.writerEpoch(), writerEpoch);
+            }
+            StreamHead next = head.withState(StreamState.SEALED);
+            tr.set(ks.headKey(stream), StreamHeadCodec.INSTANCE.encode(next));
+            return next;
+        })));
+    }
+
+    // ---- commit ----
+
+    /**
+     * Commits one or more consecutive WAL batches: for every append, checks the writer epoch and that it starts
+     * at the stream's committed end, advances the head, writes the generation-0 record and, on the stream's
+     * first append into the slice, its intent; all in one transaction, all or nothing. A stream may have
+     * several appends (one per coalesced batch), listed in offset order: the first must start at the head's
+     * committed end, each next one at the previous one's end, all with the stream's epoch; the head advances
+     * through all of them and each writes its own record. A refusal of any append refuses the whole commit
+     * and names that append. Retrying after an unknown result finds the appends already applied and reports
+     * them committed without advancing anything twice.
+     *
+     * @return on success, one head per append in append order: the head after that append (for an append an
+     *         earlier attempt already applied, the stored head)
+     */
+    public CompletableFuture<CommitResult> commit(List<StreamAppend> appends) {
+        return guard(() -> {
+            List<StreamAppend> batch = List.copyOf(appends);
+            if (batch.isEmpty()) {
+                throw new IllegalArgumentException("a commit needs at least one append");
+            }
+            return tx.run(tr -> commitBody(tr, batch));
+        });
+    }
+
+    private CompletableFuture<CommitResult> commitBody(Transaction tr, List<StreamAppend> batch) {
+        Map<StreamId, CompletableFuture<byte[]>> heads = new LinkedHashMap<>();
+        List<CompletableFuture<byte[]>> atEnd = new ArrayList<>();
+        Map<List<Object>, CompletableFuture<byte[]>> intents = new HashMap<>();
+        for (StreamAppend a : batch) {
+            heads.computeIfAbsent(a.stream(), s -> tr.get(ks.headKey(s)));
+            atEnd.add(tr.get(ks.indexKey(IndexKey.of(a.generationZeroRecord()))));
+            intents.computeIfAbsent(intentSlot(a), k -> tr.get(ks.intentKey(a.stream(), a.target().sliceId())));
+        }
+        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.values());
+        all.addAll(atEnd);
+        all.addAll(intents.values());
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
+            Map<StreamId, StreamHead> current = new HashMap<>();
+            List<AppendOutcome> outcomes = new ArrayList<>();
+            for (int i = 0; i < batch.size(); i++) {
+                StreamAppend a = batch.get(i);
+                StreamHead head = current.get(a.stream());
+                if (head == null) {
+                    byte[] h = heads.get(a.stream()).join();
+                    if (h == null) {
+                        return new CommitResult.UnknownStream(a.stream());
+                    }
+                    head = StreamHeadCodec.INSTANCE.decode(h);
+                }
+                IndexKey endKey = IndexKey.of(a.generationZeroRecord());
+                Optional<IndexRecord> existing = Optional.ofNullable(atEnd.get(i).join())
+                        .map(b -> IndexRecordCodec.INSTANCE.decode(endKey, b));
+                AppendOutcome o = AppendOutcome.decide(head, existing, a);
+                if (!o.permitsCommit()) {
+                    return new CommitResult.Rejected(a, o);
+                }
+                current.put(a.stream(), o instanceof AppendOutcome.Apply apply ? apply.next() : head);
+                outcomes.add(o);
+            }
+            List<StreamHead> result = new ArrayList<>();
+            Set<StreamId> advanced = new HashSet<>();
+            Set<List<Object>> intentWritten = new HashSet<>();
+            for (int i = 0; i < batch.size(); i++) {
+                StreamAppend a = batch.get(i);
+                AppendOutcome o = outcomes.get(i);
+                if (o instanceof AppendOutcome.Apply apply) {
+                    advanced.add(a.stream());
+                    tr.set(ks.indexKey(IndexKey.of(apply.record())), IndexRecordCodec.INSTANCE.encode(apply.record()));
+                    List<Object> slot = intentSlot(a);
+                    if (intents.get(slot).join() == null && intentWritten.add(slot)) {
+                        tr.set(ks.intentKey(a.stream(), a.target().sliceId()), WalIntentCodec.INSTANCE.encode(a.intent()));
+                    }
+                    result.add(apply.next());
+                } else {
+                    result.add(((AppendOutcome.AlreadyApplied) o).head());
+                }
+            }
+            for (StreamId s : advanced) {
+                tr.set(ks.headKey(s), StreamHeadCodec.INSTANCE.encode(current.get(s)));
+            }
+            return new CommitResult.Committed(result);
+        });
+    }
+
+    private static List<Object> intentSlot(StreamAppend a) {
+        return List.of(a.stream(), a.target().sliceId());
+    }
+
+    /** The intent of {@code stream} in WAL slice {@code sliceId}, if the stream ever wrote into it. */
+    public CompletableFuture<Optional<WalIntent>> intent(StreamId stream, long sliceId) {
+        return guard(() -> {
+            byte[] key = ks.intentKey(stream, sliceId);
+            return tx.read(tr -> tr.get(key).thenApply(v -> Optional.ofNullable(v)
+                    .map(WalIntentCodec.INSTANCE::decode)));
+        });
+    }
+
+    /**
+     * Every intent of {@code stream}: WAL slice id to the first offset the stream wrote into that slice and
+     * the writer epoch of that commit, by slice id. Generation-0 repair uses it to find the slice holding an
+     * offset.
+     */
+    public CompletableFuture<SortedMap<Long, WalIntent>> intents(StreamId stream) {
+        return guard(() -> {
+            var range = ks.intentRange(stream);
+            return tx.read(tr -> tr.getRange(range).asList().thenApply(kvs -> {
+                SortedMap<Long, WalIntent> out = new TreeMap<>();
+                for (KeyValue kv : kvs) {
+                    out.put(ks.unpackIntentKey(kv.getKey()).walSliceId(), WalIntentCodec.INSTANCE.decode(kv.getValue()));
+                }
+                return out;
+            }));
+        });
+    }
+
+    // ---- trim ----
+
+    /**
+     * Advances the trim offset to {@code trimOffset} (never lowers it) and moves every record lying wholly
+     * below it, in every view, to RETIRED so its target is listed for garbage collection. The head moves in the
+     * first transaction, so readers see the offsets trimmed at once; records move in bounded batches.
+     *
+     * @return a future of the head after the trim; failing with {@link UnknownStreamException} when the
+     *         stream has no head, or {@link IllegalArgumentException} when {@code trimOffset} is beyond the
+     *         committed end
+     */
+    public CompletableFuture<StreamHead> trim(StreamId stream, long trimOffset) {
+        return guard(() -> {
+            if (trimOffset < 0) {
+                throw new IllegalArgumentException("trim offset must be >= 0: " + trimOffset);
+            }
+            AtomicReference<StreamHead> last = new AtomicReference<>();
+            return tx.repeat(() -> tx.run(tr -> trimStep(tr, stream, trimOffset, last)))
+                    .thenApply(ignored -> last.get());
+        });
+    }
+
+    private CompletableFuture<Boolean> trimStep(Transaction tr, StreamId stream, long trimOffset,
+            AtomicReference<StreamHead> last) {
+        return records.head(tr, stream).thenCompose(h -> {
+            StreamHead head = h.orElseThrow(() -> new UnknownStreamException(stream));
+            StreamHead next = head.withTrimOffset(trimOffset);
+            if (!next.equals(head)) {
+                tr.set(ks.headKey(stream), StreamHeadCodec.INSTANCE.encode(next));
+            }
+            last.set(next);
+            List<CompletableFuture<List<KeyValue>>> scans = new ArrayList<>();
+            for (ReadView view : ReadView.values()) {
+                scans.add(tr.getRange(ks.indexBelowRange(stream, view, next.trimOffset()), TRIM_BATCH).asList());
+            }
+            return CompletableFuture.allOf(scans.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
+                boolean more = false;
+                for (CompletableFuture<List<KeyValue>> scan : scans) {
+                    List<KeyValue> kvs = scan.join();
+                    for (IndexRecord r : records.index(kvs)) {
+                        records.moveToRetired(tr,
+                                r.state() == IndexRecordState.RETIRED ? r : r.withState(IndexRecordState.RETIRED));
+                    }
+                    more |= kvs.size() == TRIM_BATCH;
+                }
+                return more;
+            });
+        });
+    }
+}
