@@ -9,16 +9,16 @@ import org.apache.bookkeeper.mledger.PositionFactory;
 /**
  * A snapshot of a Nereus ledger's stored entries seen as Pulsar positions (DESIGN §8): one virtual ledger
  * {@code ledgerId} per stream incarnation whose entry ids are the stream's offsets; the stored entries are the
- * offsets {@code [firstOffset, committedEnd)}, dense. The first position is {@code (ledgerId, firstOffset - 1)} (the
+ * offsets {@code [trimOffset, committedEnd)}, dense. The first position is {@code (ledgerId, trimOffset - 1)} (the
  * position before the first entry, as Pulsar reports it) and the last confirmed one {@code (ledgerId,
  * committedEnd - 1)}. Positions of lower ledger ids (earlier incarnations, {@code EARLIEST}) lie before every
  * entry; higher ones ({@code LATEST}) after.
  */
-public record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) {
+public record VirtualLedger(long ledgerId, long trimOffset, long committedEnd) {
     public VirtualLedger {
-        if (firstOffset < 0 || firstOffset > committedEnd) {
-            throw new IllegalArgumentException("virtual ledger " + ledgerId + " needs 0 <= firstOffset <= committedEnd: "
-                    + firstOffset + ", " + committedEnd);
+        if (trimOffset < 0 || trimOffset > committedEnd) {
+            throw new IllegalArgumentException("virtual ledger " + ledgerId + " needs 0 <= trimOffset <= committedEnd: "
+                    + trimOffset + ", " + committedEnd);
         }
     }
 
@@ -27,11 +27,11 @@ public record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) 
     }
 
     public long entries() {
-        return committedEnd - firstOffset;
+        return committedEnd - trimOffset;
     }
 
     public Position firstPosition() {
-        return position(firstOffset - 1);
+        return position(trimOffset - 1);
     }
 
     public Position lastConfirmed() {
@@ -40,27 +40,27 @@ public record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) 
 
     /** True when {@code p} is a stored entry. */
     public boolean isStored(Position p) {
-        return p.getLedgerId() == ledgerId && p.getEntryId() >= firstOffset && p.getEntryId() < committedEnd;
+        return p.getLedgerId() == ledgerId && p.getEntryId() >= trimOffset && p.getEntryId() < committedEnd;
     }
 
-    /** The offset {@code p} stands for, clamped to {@code [firstOffset, committedEnd]}. */
+    /** The offset {@code p} stands for, clamped to {@code [trimOffset, committedEnd]}. */
     public long offsetOf(Position p) {
         if (p.getLedgerId() < ledgerId) {
-            return firstOffset;
+            return trimOffset;
         }
         if (p.getLedgerId() > ledgerId) {
             return committedEnd;
         }
-        return Math.max(firstOffset, Math.min(committedEnd, p.getEntryId()));
+        return Math.max(trimOffset, Math.min(committedEnd, p.getEntryId()));
     }
 
     /** Stored entries in {@code range} (endpoints of other ledgers lie before or after all entries). */
     public long entries(Range<Position> range) {
         long from = range.hasLowerBound() ? endpoint(range.lowerEndpoint())
-                + (range.lowerBoundType() == BoundType.OPEN ? 1 : 0) : firstOffset;
+                + (range.lowerBoundType() == BoundType.OPEN ? 1 : 0) : trimOffset;
         long to = range.hasUpperBound() ? endpoint(range.upperEndpoint())
                 + (range.upperBoundType() == BoundType.CLOSED ? 1 : 0) : committedEnd;
-        return Math.max(0, Math.min(to, committedEnd) - Math.max(from, firstOffset));
+        return Math.max(0, Math.min(to, committedEnd) - Math.max(from, trimOffset));
     }
 
     private long endpoint(Position p) {
@@ -77,11 +77,11 @@ public record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) 
     public Position next(Position p) {
         long next;
         if (p.getLedgerId() < ledgerId) {
-            next = firstOffset;
+            next = trimOffset;
         } else if (p.getLedgerId() > ledgerId) {
             next = committedEnd;
         } else {
-            next = Math.max(firstOffset, p.getEntryId() + 1);
+            next = Math.max(trimOffset, p.getEntryId() + 1);
         }
         return position(Math.min(next, committedEnd));
     }
@@ -89,7 +89,7 @@ public record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) 
     /** The position before {@code p}, at least the first position. */
     public Position previous(Position p) {
         long offset = p.getLedgerId() > ledgerId ? committedEnd : p.getEntryId();
-        return position(Math.max(firstOffset, offset) - 1);
+        return position(Math.max(trimOffset, offset) - 1);
     }
 
     /**
@@ -99,6 +99,6 @@ public record VirtualLedger(long ledgerId, long firstOffset, long committedEnd) 
     public Position afterN(Position start, long n, PositionBound bound) {
         long from = bound == PositionBound.startIncluded ? offsetOf(start) : next(start).getEntryId();
         long result = Math.min(from + n, committedEnd) - 1;
-        return position(Math.max(result, firstOffset - 1));
+        return position(Math.max(result, trimOffset - 1));
     }
 }

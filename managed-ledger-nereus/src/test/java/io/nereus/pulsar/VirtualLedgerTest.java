@@ -21,7 +21,7 @@ class VirtualLedgerTest {
     @Test
     void construct_firstBeyondEnd_isRefused() {
         assertThatThrownBy(() -> new VirtualLedger(L, 5, 4)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("firstOffset <= committedEnd");
+                .hasMessageContaining("trimOffset <= committedEnd");
     }
 
     @Test

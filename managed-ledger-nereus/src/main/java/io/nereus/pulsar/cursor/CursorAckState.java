@@ -120,7 +120,7 @@ final class CursorAckState implements CursorReads.Acks {
                             + host.position(end - 1) + " of " + host.name()));
         }
         long[] ackSet = AckSetStateUtil.getAckSetArrayOrNull(position);
-        long offset = position.getLedgerId() < host.ledgerId() ? host.firstOffset() - 1 : position.getEntryId();
+        long offset = position.getLedgerId() < host.ledgerId() ? host.trimOffset() - 1 : position.getEntryId();
         if (offset + 1 < acks.markDeleteEnd() && ackSet == null) {
             return NO_CHANGE;
         }
@@ -185,7 +185,7 @@ final class CursorAckState implements CursorReads.Acks {
 
     /** Mark-deletes the next {@code n} entries (with Exclude, not counting individually deleted ones). */
     synchronized AckOutcome skip(int n, IndividualDeletedEntries deletedEntries) {
-        long start = Math.max(acks.markDeleteEnd(), host.firstOffset());
+        long start = Math.max(acks.markDeleteEnd(), host.trimOffset());
         long last = deletedEntries == IndividualDeletedEntries.Exclude ? acks.nthUndeleted(start, n) : start + n - 1;
         return markDelete(host.position(Math.min(last, host.committedEnd() - 1)), properties);
     }
@@ -204,9 +204,9 @@ final class CursorAckState implements CursorReads.Acks {
         if (closed) {
             return new AckOutcome.Refused(closedError());
         }
-        long target = position.equals(PositionFactory.EARLIEST) ? host.firstOffset()
+        long target = position.equals(PositionFactory.EARLIEST) ? host.trimOffset()
                 : position.equals(PositionFactory.LATEST) ? host.committedEnd()
-                : Math.max(host.firstOffset(), clampToLedger(position));
+                : Math.max(host.trimOffset(), clampToLedger(position));
         acks.reset(target);
         long[] ackSet = AckSetStateUtil.getAckSetArrayOrNull(position);
         if (ackSet != null && batchIndexAcks() && target < host.committedEnd()) {
@@ -271,7 +271,7 @@ final class CursorAckState implements CursorReads.Acks {
 
     /** The read position offset, never below the mark-delete or (unless compacted) the first offset. */
     synchronized long readOffset() {
-        long floor = readCompacted ? acks.markDeleteEnd() : Math.max(acks.markDeleteEnd(), host.firstOffset());
+        long floor = readCompacted ? acks.markDeleteEnd() : Math.max(acks.markDeleteEnd(), host.trimOffset());
         return Math.max(readOffset, floor);
     }
 
@@ -338,7 +338,7 @@ final class CursorAckState implements CursorReads.Acks {
     /** Entries after the mark-delete that are not individually deleted; O(1) unless trimmed above the mark. */
     synchronized long backlog() {
         long md = acks.markDeleteEnd();
-        long from = Math.max(md, host.firstOffset());
+        long from = Math.max(md, host.trimOffset());
         long end = host.committedEnd();
         if (from >= end) {
             return 0;
@@ -353,12 +353,12 @@ final class CursorAckState implements CursorReads.Acks {
     }
 
     synchronized long entriesAfterMarkDelete() {
-        return Math.max(0, host.committedEnd() - Math.max(acks.markDeleteEnd(), host.firstOffset()));
+        return Math.max(0, host.committedEnd() - Math.max(acks.markDeleteEnd(), host.trimOffset()));
     }
 
     /** The offset of the n-th entry after the mark-delete (Exclude: not counting individually deleted ones). */
     synchronized long nthOffset(int n, IndividualDeletedEntries deletedEntries) {
-        long start = Math.max(acks.markDeleteEnd(), host.firstOffset());
+        long start = Math.max(acks.markDeleteEnd(), host.trimOffset());
         return deletedEntries == IndividualDeletedEntries.Exclude ? acks.nthUndeleted(start, n) : start + n - 1;
     }
 
@@ -366,17 +366,17 @@ final class CursorAckState implements CursorReads.Acks {
     synchronized long findStart(FindPositionConstraint constraint, Position start) {
         long first;
         if (constraint == FindPositionConstraint.SearchAllAvailableEntries) {
-            first = start == null ? host.firstOffset() : clampToLedger(start);
+            first = start == null ? host.trimOffset() : clampToLedger(start);
         } else {
             long md = acks.markDeleteEnd() - 1;
             long s = start == null ? md : clampToLedger(start);
             first = start == null || s <= md ? s + 1 : s;
         }
-        return Math.max(first, host.firstOffset());
+        return Math.max(first, host.trimOffset());
     }
 
     synchronized long scanStart(Optional<Position> start) {
-        return start.map(this::clampToLedger).orElse(Math.max(acks.markDeleteEnd(), host.firstOffset()));
+        return start.map(this::clampToLedger).orElse(Math.max(acks.markDeleteEnd(), host.trimOffset()));
     }
 
     synchronized long[] batchAckSet(Position p) {
@@ -412,7 +412,7 @@ final class CursorAckState implements CursorReads.Acks {
     /** The offset a position stands for in this ledger, clamped to {@code [0, committedEnd()]}. */
     long clampToLedger(Position p) {
         if (p.getLedgerId() < host.ledgerId()) {
-            return host.firstOffset();
+            return host.trimOffset();
         }
         if (p.getLedgerId() > host.ledgerId()) {
             return host.committedEnd();

@@ -18,11 +18,11 @@ import org.apache.bookkeeper.mledger.PositionFactory;
  * What a cursor needs from the managed ledger it belongs to; implemented by {@code io.nereus.pulsar.ledger.NereusManagedLedger}.
  *
  * <p>Positions of a Nereus ledger are {@code (ledgerId(), offset)}: one virtual ledger per stream incarnation,
- * entry id = stream offset. Readable offsets are {@code [firstOffset(), committedEnd())}; the last confirmed
+ * entry id = stream offset. Readable offsets are {@code [trimOffset(), committedEnd())}; the last confirmed
  * position is {@code (ledgerId(), committedEnd() - 1)}, and an empty ledger's is {@code (ledgerId(), -1)}.
  * Offsets are dense: every offset in the readable range is one entry.
  *
- * <p>Cursors call the getters ({@code firstOffset}, {@code committedEnd}, {@code isTerminated}, {@code config},
+ * <p>Cursors call the getters ({@code trimOffset}, {@code committedEnd}, {@code isTerminated}, {@code config},
  * {@code averageEntryBytes}) while holding their own monitor, so these must not block or take a lock the ledger
  * may hold while calling into a cursor (volatile reads are right). Cursors call {@code markDeleteMoved} and
  * {@code cursorClosed} without holding their monitor.
@@ -45,7 +45,7 @@ public interface CursorHost extends EntryReader {
     Executor executor();
 
     /** The first readable offset (the stream's trim point) as last known by this broker. */
-    long firstOffset();
+    long trimOffset();
 
     /** The committed end (first offset not yet committed) as last known by this broker, the stream's only writer. */
     long committedEnd();
@@ -85,9 +85,9 @@ public interface CursorHost extends EntryReader {
     /** Told by a cursor that it closed, so the ledger stops tracking it (it stays stored if durable). */
     void cursorClosed(NereusManagedCursor cursor);
 
-    /** The stream offset a position stands for, clamped to {@code [firstOffset(), committedEnd()]}. */
+    /** The stream offset a position stands for, clamped to {@code [trimOffset(), committedEnd()]}. */
     default long offsetOf(Position p) {
-        long first = firstOffset();
+        long first = trimOffset();
         return new VirtualLedger(ledgerId(), first, committedEnd()).offsetOf(p);
     }
 

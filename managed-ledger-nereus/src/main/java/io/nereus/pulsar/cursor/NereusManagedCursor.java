@@ -125,10 +125,10 @@ public final class NereusManagedCursor implements ManagedCursor {
             if (stored.isPresent()) {
                 CursorState s = stored.get();
                 NereusManagedCursor c = new NereusManagedCursor(host, name, true, false, s, true,
-                        Math.max(s.markDeleteEnd(), host.firstOffset()));
+                        Math.max(s.markDeleteEnd(), host.trimOffset()));
                 return CompletableFuture.completedFuture(c);
             }
-            long start = initial == CommandSubscribe.InitialPosition.Latest ? host.committedEnd() : host.firstOffset();
+            long start = initial == CommandSubscribe.InitialPosition.Latest ? host.committedEnd() : host.trimOffset();
             CursorState s = new CursorState(start, List.of(), new TreeMap<>(),
                     properties == null ? Map.of() : properties,
                     cursorProperties == null ? Map.of() : cursorProperties);
@@ -150,7 +150,7 @@ public final class NereusManagedCursor implements ManagedCursor {
      */
     public static NereusManagedCursor nonDurable(CursorHost host, String name, Position start,
             CommandSubscribe.InitialPosition initial, boolean readCompacted) {
-        long first = host.firstOffset();
+        long first = host.trimOffset();
         long end = host.committedEnd();
         long mdEnd;
         Position last = host.position(end - 1);
@@ -592,7 +592,7 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     @Override
     public Position getFirstPosition() {
-        return host.position(host.firstOffset());
+        return host.position(host.trimOffset());
     }
 
     @Override

@@ -72,7 +72,7 @@ final class LedgerTrimmer {
             return CompletableFuture.completedFuture(null);
         }
         long end = ledger.committedEnd();
-        long first = ledger.firstOffset();
+        long first = ledger.trimOffset();
         long consumed = end;
         for (NereusManagedCursor c : ledger.nereusCursors()) {
             if (c.isDurable()) {
@@ -113,12 +113,12 @@ final class LedgerTrimmer {
         long sizeBound = bySize;
         return byTime.thenCompose(timeBound -> {
             long target = Math.min(candidate, Math.max(sizeBound, timeBound));
-            if (target <= ledger.firstOffset()) {
+            if (target <= ledger.trimOffset()) {
                 return CompletableFuture.completedFuture(null);
             }
             // Readers stop below the target before the trim commits, so no reader is served an offset the
             // stream has trimmed (the ledger's reads trust its own first offset); a failed trim gives them back.
-            long before = ledger.firstOffset();
+            long before = ledger.trimOffset();
             ledger.trimming(target);
             return metadata.streams().trim(ledger.streamId(), target).handle((head, t) -> {
                 if (t != null) {

@@ -109,7 +109,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private volatile ManagedLedgerConfig config;
     private volatile State state = State.OPEN;
     private volatile long committedEnd;
-    private volatile long firstOffset;
+    private volatile long trimOffset;
     private volatile long committedBytes;
     private CompletableFuture<Void> terminated;
     private CompletableFuture<Void> closed;
@@ -127,7 +127,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         this.cursorStore = factory.cursorStore();
         this.executor = executor;
         this.committedEnd = head.committedEnd();
-        this.firstOffset = head.trimOffset();
+        this.trimOffset = head.trimOffset();
         this.committedBytes = head.cumulativeBytes();
         this.createdAtMillis = clock.millis();
         this.waiters = new CommitWaiters(executor, head.committedEnd());
@@ -161,7 +161,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return properties.load().thenCompose(props -> cursorStore.listCursors(streamId()))
                 .thenCompose(cursors::loadStored).thenCompose(ignored -> initializeInterceptor()).thenApply(ignored -> {
             LOG.info("Opened managed ledger name={} stream={} ledgerId={} epoch={} committedEnd={} trimOffset={}",
-                    name, streamId(), ledgerId, writerEpoch, committedEnd, firstOffset);
+                    name, streamId(), ledgerId, writerEpoch, committedEnd, trimOffset);
             return this;
         });
     }
@@ -175,7 +175,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         interceptor.onManagedLedgerPropertiesInitialize(initial);
         return interceptor.onManagedLedgerLastLedgerInitialize(name, () -> {
             long end = committedEnd;
-            if (end <= firstOffset) {
+            if (end <= trimOffset) {
                 return CompletableFuture.completedFuture(Optional.empty());
             }
             return readOne(end - 1).thenApply(Optional::of);
@@ -215,8 +215,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     @Override
-    public long firstOffset() {
-        return firstOffset;
+    public long trimOffset() {
+        return trimOffset;
     }
 
     @Override
@@ -246,7 +246,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         // committed end and is the only one that trims): no metadata read. A fenced ledger asks the head.
         CompletableFuture<ReadResult> read = s == State.OPEN || s == State.TERMINATED
                 ? stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START,
-                        new OffsetRange(Math.min(firstOffset, end), end))
+                        new OffsetRange(Math.min(trimOffset, end), end))
                 : stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START);
         return read.handleAsync((r, t) -> {
                     if (t != null) {
@@ -592,7 +592,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     /** The stored entries as positions, now (the first offset is read before the committed end). */
     VirtualLedger view() {
-        long first = firstOffset;
+        long first = trimOffset;
         return new VirtualLedger(ledgerId, first, committedEnd);
     }
 
@@ -634,12 +634,12 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (slowest == null) {
             return 0;
         }
-        return bytesOf(Math.max(0, committedEnd - Math.max(firstOffset, slowest.markDeleteEnd())));
+        return bytesOf(Math.max(0, committedEnd - Math.max(trimOffset, slowest.markDeleteEnd())));
     }
 
     @Override
     public long getEstimatedBacklogSize(Position position) {
-        long from = Math.max(firstOffset, offsetOf(position) + 1);
+        long from = Math.max(trimOffset, offsetOf(position) + 1);
         return bytesOf(Math.max(0, committedEnd - from));
     }
 
@@ -649,7 +649,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (slowest == null) {
             return CompletableFuture.completedFuture(-1L);
         }
-        long at = Math.max(firstOffset, slowest.markDeleteEnd());
+        long at = Math.max(trimOffset, slowest.markDeleteEnd());
         if (at >= committedEnd) {
             return CompletableFuture.completedFuture(-1L);
         }
@@ -696,7 +696,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         CompletableFuture<Entry> read = isValidPosition(position) ? readOne(position.getEntryId())
                 : CompletableFuture.failedFuture(new ManagedLedgerException.NonRecoverableLedgerException(
                         "position " + position + " is not a stored entry of " + name + " (ledger " + ledgerId
-                                + ", entries [" + firstOffset + ", " + committedEnd + "))"));
+                                + ", entries [" + trimOffset + ", " + committedEnd + "))"));
         Callbacks.deliver(read, executor,
                 e -> callback.readEntryComplete(e, ctx), e -> callback.readEntryFailed(e, ctx));
     }
@@ -754,8 +754,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
      */
     @Override
     public CompletableFuture<Position> asyncFindPosition(Predicate<Entry> predicate) {
-        return EntrySearch.newestMatching(this, firstOffset, committedEnd, predicate).thenApply(found ->
-                found.isEmpty() ? PositionFactory.create(ledgerId, firstOffset)
+        return EntrySearch.newestMatching(this, trimOffset, committedEnd, predicate).thenApply(found ->
+                found.isEmpty() ? PositionFactory.create(ledgerId, trimOffset)
                         : getNextValidPosition(PositionFactory.create(ledgerId, found.getAsLong())));
     }
 
@@ -967,19 +967,19 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     /**
-     * Moves the first readable offset up to {@code newFirstOffset} (never down). Only the trimmer calls this and
+     * Moves the first readable offset up to {@code newTrimOffset} (never down). Only the trimmer calls this and
      * {@link #trimFailed}, one run at a time, so the volatile field has one writer.
      */
-    void trimming(long newFirstOffset) {
-        if (newFirstOffset > firstOffset) {
-            firstOffset = Math.min(newFirstOffset, committedEnd);
+    void trimming(long newTrimOffset) {
+        if (newTrimOffset > trimOffset) {
+            trimOffset = Math.min(newTrimOffset, committedEnd);
         }
     }
 
     /** A trim to {@code target} failed: the offsets from {@code before} are readable again. */
     void trimFailed(long target, long before) {
-        if (firstOffset == target) {
-            firstOffset = before;
+        if (trimOffset == target) {
+            trimOffset = before;
         }
     }
 
@@ -1129,7 +1129,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         li.offloaded = false;
         if (includeLedgerMetadata) {
             li.metadata = "nereus stream " + streamId() + " incarnation " + stream.catalog().incarnation()
-                    + ", entries [" + firstOffset + ", " + committedEnd + "), writer epoch " + writerEpoch;
+                    + ", entries [" + trimOffset + ", " + committedEnd + "), writer epoch " + writerEpoch;
         }
         s.ledgers = List.of(li);
         s.cursors = cursors.stats();

@@ -51,7 +51,7 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     private final long epoch;
     private final TreeMap<Long, List<CompletableFuture<Void>>> waiters = new TreeMap<>();
     private long committedEnd;
-    private long firstOffset;
+    private long trimOffset;
     private long totalBytes;
     private boolean terminated;
     private boolean closed;
@@ -114,7 +114,7 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     }
 
     synchronized void trimTo(long offset) {
-        firstOffset = offset;
+        trimOffset = offset;
     }
 
     @Override
@@ -171,8 +171,8 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     }
 
     @Override
-    public synchronized long firstOffset() {
-        return firstOffset;
+    public synchronized long trimOffset() {
+        return trimOffset;
     }
 
     @Override
