@@ -5,6 +5,7 @@ import io.nereus.pulsar.PulsarErrors;
 import io.nereus.pulsar.VirtualLedger;
 import io.nereus.metadata.CursorStore;
 import io.nereus.metadata.StreamId;
+import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -43,6 +44,9 @@ public interface CursorHost extends EntryReader {
 
     /** The ledger's ordered executor thread: callbacks to Pulsar run here, never on metadata or BookKeeper threads. */
     Executor executor();
+
+    /** The clock cursors read time from (last activity, the deadline of a backlog scan). */
+    Clock clock();
 
     /** The first readable offset (the stream's trim point) as last known by this broker. */
     long trimOffset();

@@ -82,7 +82,7 @@ public final class NereusManagedCursor implements ManagedCursor {
         this.host = host;
         this.name = name;
         this.durable = durable;
-        this.clock = Clock.systemUTC();
+        this.clock = host.clock();
         this.stats = new CursorStatsBean(name, host.name());
         this.state = new CursorAckState(host, name, readCompacted, stored, readOffset);
         this.reads = new CursorReads(host, state, clock);

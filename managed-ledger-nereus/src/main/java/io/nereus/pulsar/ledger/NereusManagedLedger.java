@@ -110,6 +110,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private volatile State state = State.OPEN;
     private volatile long committedEnd;
     private volatile long trimOffset;
+    private final Clock clock;
     private volatile long committedBytes;
     private CompletableFuture<Void> terminated;
     private CompletableFuture<Void> closed;
@@ -129,6 +130,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         this.committedEnd = head.committedEnd();
         this.trimOffset = head.trimOffset();
         this.committedBytes = head.cumulativeBytes();
+        this.clock = clock;
         this.createdAtMillis = clock.millis();
         this.waiters = new CommitWaiters(executor, head.committedEnd());
         this.stats = new NereusLedgerStats(this);
@@ -212,6 +214,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public Executor executor() {
         return executor;
+    }
+
+    @Override
+    public Clock clock() {
+        return clock;
     }
 
     @Override

@@ -171,6 +171,11 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     }
 
     @Override
+    public java.time.Clock clock() {
+        return java.time.Clock.systemUTC();
+    }
+
+    @Override
     public synchronized long trimOffset() {
         return trimOffset;
     }
