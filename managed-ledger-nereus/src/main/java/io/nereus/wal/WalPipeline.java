@@ -131,14 +131,15 @@ final class WalPipeline {
         CompletableFuture.allOf(adds).whenComplete((ignored, error) -> done.complete(null));
     }
 
-    /** Stops accepting appends and fails the open ones; sealed batches still complete. */
+    /**
+     * Stops accepting appends and fails the open ones; sealed batches still complete. The slice is retired once
+     * no sealed batch waits to be written (at once when none does).
+     */
     void close() {
         closed = true;
         List<PendingSection> dropped = new ArrayList<>(open.values());
         open = new LinkedHashMap<>();
-        if (slice != null) {
-            retireSlice(slice);
-        }
+        retireSliceIfClosedAndDrained();
         for (PendingSection s : dropped) {
             s.fail(new WalAppendException(Kind.CLOSED, "WAL writer closed", null));
         }
@@ -199,6 +200,13 @@ final class WalPipeline {
             target.ledger.asyncAddEntry(data,
                     (rc, lh, entryId, ctx) -> onOwner(() -> added(target, batch, rc, entryId)), null);
         }
+        retireSliceIfClosedAndDrained();
+    }
+
+    private void retireSliceIfClosedAndDrained() {
+        if (closed && ready.isEmpty() && slice != null) {
+            retireSlice(slice);
+        }
     }
 
     private void added(Slice s, SealedBatch batch, int rc, long entryId) {
@@ -255,7 +263,7 @@ final class WalPipeline {
         creatingSlice = false;
         if (rc == BKException.Code.OK) {
             LOG.info("WAL slice opened: slice={} writer={}", lh.getId(), writerId);
-            if (closed) {
+            if (closed && ready.isEmpty()) {
                 lh.asyncClose((r, l, c) -> { }, null);
             } else {
                 slice = new Slice(lh, clock.instant());

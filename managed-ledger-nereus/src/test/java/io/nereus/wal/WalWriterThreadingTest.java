@@ -169,6 +169,36 @@ class WalWriterThreadingTest {
         assertThat(await(writer.barrier())).isNull();
     }
 
+    /**
+     * The writer closes while its first slice is still being created, with one batch sealed and waiting for it:
+     * the batch is written to that slice and committed, and the writer then ends (it used to close the new
+     * slice at once and create another, without end).
+     */
+    @Test
+    void close_whileTheSliceIsBeingCreated_sealedBatchCommits_ownerThreadEnds() throws Exception {
+        String writerId = "threading-close-early";
+        WalWriter writer = new WalWriter(bk, metadata, WAL.withFlush(1024, Duration.ofSeconds(20)), writerId,
+                scheduler, Clock.systemUTC());
+        StreamId id = await(metadata.openStream("closing-early")).streamId();
+        long epoch = await(metadata.acquireWriter(id, writerId)).writerEpoch();
+        CompletableFuture<StreamHead> sealed = writer.append(id, epoch, 0, List.of(new WalEntry(1, new byte[2048])),
+                () -> true);
+        CompletableFuture<StreamHead> open = writer.append(id, epoch, 1, List.of(new WalEntry(1, new byte[10])),
+                () -> true);
+        Thread owner = ownerThread(writerId);
+        writer.close();
+
+        assertThat(await(sealed).committedEnd()).isEqualTo(1);
+        assertFailsClosed(open);
+        owner.join(TimeUnit.SECONDS.toMillis(30));
+        assertThat(owner.isAlive()).as("owner thread of a closed, finished writer").isFalse();
+        List<IndexRecord> records = await(metadata.indexRecords(id, ReadView.COMMITTED));
+        assertThat(records).hasSize(1);
+        long slice = ((WalTarget) records.get(0).target()).sliceId();
+        assertThat(await(reader.readUncached(slice, 0)).sections().get(0).entries().get(0).payload())
+                .hasSize(2048);
+    }
+
     private static void assertFailsClosed(CompletableFuture<StreamHead> append) {
         Throwable error = await(append.handle((head, e) -> e));
         assertThat(error).isInstanceOfSatisfying(WalAppendException.class,
