@@ -11,9 +11,9 @@ import java.util.function.BooleanSupplier;
  * One stream's appends in the open batch of a {@link WalWriter}: consecutive entries of one writer epoch, with
  * the futures and liveness checks of the appends they came from.
  *
- * <p>Filled only on the writer's owner thread while the batch is open; once its batch is sealed it is never
- * changed again, and its waiters are completed by whichever thread ends the append (the owner or the thread
- * that finished the commit).
+ * <p>Filled by appenders under the {@link OpenBatch} monitor while its batch is open; once the batch is cut it
+ * is never changed again, and its waiters are completed by whichever thread ends the appends (the closing
+ * thread, the owner thread, or the thread that finished the commit).
  */
 final class PendingSection {
     final StreamId stream;

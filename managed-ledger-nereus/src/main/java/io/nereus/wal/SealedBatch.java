@@ -2,6 +2,7 @@ package io.nereus.wal;
 
 import io.nereus.wal.WalAppendException.Kind;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -10,8 +11,9 @@ import java.util.concurrent.CompletableFuture;
  * once, at sealing, and used both in the encoded batch and in the generation-0 records of the commit), and the
  * outcome of its BookKeeper write.
  *
- * <p>Created, written and handed to a commit on the writer's owner thread; the mutable fields are read and
- * written only there. The commit reads the sections and stored forms, which never change after sealing.
+ * <p>Created from a cut of the open batch, written and handed to a commit on the writer's owner thread; the
+ * mutable fields are read and written only there. The commit reads the sections and stored forms, which never
+ * change after the cut.
  */
 final class SealedBatch {
     final long sequence;
@@ -24,7 +26,7 @@ final class SealedBatch {
     private long entryId = -1;
     private Throwable writeError;
 
-    SealedBatch(long sequence, List<PendingSection> sections) {
+    SealedBatch(long sequence, Collection<PendingSection> sections) {
         this.sequence = sequence;
         this.sections = List.copyOf(sections);
         List<WalSection> s = new ArrayList<>(this.sections.size());

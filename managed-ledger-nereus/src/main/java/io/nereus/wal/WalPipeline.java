@@ -1,22 +1,16 @@
 package io.nereus.wal;
 
-import io.nereus.metadata.StreamHead;
-import io.nereus.metadata.StreamId;
 import io.nereus.wal.WalAppendException.Kind;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.LedgerHandle;
@@ -24,36 +18,29 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The state of a {@link WalWriter}, from the open batch to the commit: the open batch, sealed batches waiting for
- * BookKeeper ({@code ready}) or for their commit ({@code uncommitted}), the current slice, the in-flight count,
- * and the callers waiting for a barrier.
+ * The state of a {@link WalWriter} after the open batch: cut batches waiting for BookKeeper ({@code ready}) or
+ * for their commit ({@code uncommitted}), the current slice, the in-flight count, and the callers waiting for a
+ * barrier.
  *
- * <p>Confined to the writer's owner thread: every method runs there, called by the writer's tasks; BookKeeper
- * callbacks, the flush timer and commit completions hand their event to the owner through {@code owner}. No
- * lock is taken; the encode of a batch and its BookKeeper submission run on the owner, in sequence order.
+ * <p>Confined to the writer's owner thread: every method runs there, called by the writer's tasks. It takes the
+ * batches appenders cut from the {@link OpenBatch} in sequence order, computes each section's CRC32C once
+ * ({@link SealedBatch}), encodes each batch and hands it to BookKeeper in sequence order, and starts the commits.
+ * BookKeeper callbacks and commit completions hand their event back to the owner through {@code owner}. No lock
+ * is held here except the open batch's, briefly, to take cut batches or to cut on the flush delay.
  */
 final class WalPipeline {
     /** Logs under the writer's name, which operators already configure. */
     private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);
 
-    /** One call of {@link WalWriter#append}, validated, on its way to the open batch. */
-    record Append(StreamId stream, long epoch, long firstOffset, List<WalEntry> entries, long bytes,
-            CompletableFuture<StreamHead> done, BooleanSupplier live) {
-    }
-
     private final BookKeeper bk;
     private final WalConfig config;
     private final String writerId;
-    private final ScheduledExecutorService scheduler;
     private final Clock clock;
+    private final OpenBatch openBatch;
     private final Executor owner;
     private final Runnable terminate;
     private final WalCommitter committer;
 
-    private Map<StreamId, PendingSection> open = new LinkedHashMap<>();
-    private long openBytes;
-    private long openNumber;
-    private long nextSequence;
     /** Sealed batches not yet written to BookKeeper, in sequence order. */
     private final ArrayDeque<SealedBatch> ready = new ArrayDeque<>();
     /** Sealed batches not yet taken by a commit, in sequence order. */
@@ -74,108 +61,71 @@ final class WalPipeline {
      * {@code owner} runs a task on the owner thread (throwing {@link RejectedExecutionException} once it ended);
      * {@code terminate} ends the owner thread, called once the pipeline is closed and idle.
      */
-    WalPipeline(BookKeeper bk, WalCommitter committer, WalConfig config, String writerId,
-            ScheduledExecutorService scheduler, Clock clock, Executor owner, Runnable terminate) {
+    WalPipeline(BookKeeper bk, WalCommitter committer, WalConfig config, String writerId, Clock clock,
+            OpenBatch openBatch, Executor owner, Runnable terminate) {
         this.bk = bk;
         this.committer = committer;
         this.config = config;
         this.writerId = writerId;
-        this.scheduler = scheduler;
         this.clock = clock;
+        this.openBatch = openBatch;
         this.owner = owner;
         this.terminate = terminate;
     }
 
-    void accept(Append a) {
-        if (closed) {
-            a.done().completeExceptionally(new WalAppendException(Kind.CLOSED, "WAL writer is closed", null));
-            return;
+    /** Takes the batches cut from the open batch, in sequence order, and writes what the in-flight limit allows. */
+    void takeCuts() {
+        List<OpenBatch.Cut> cuts = openBatch.takeCuts();
+        for (OpenBatch.Cut c : cuts) {
+            SealedBatch batch = new SealedBatch(c.sequence(), c.sections());
+            ready.add(batch);
+            uncommitted.add(batch);
         }
-        PendingSection s = open.get(a.stream());
-        if (s != null && (s.epoch != a.epoch() || s.nextOffset != a.firstOffset())) {
-            seal();
-            s = null;
-        }
-        if (openBytes + a.bytes() > config.maxBatchBytes()) {
-            seal();
-            s = null;
-        }
-        if (s == null) {
-            s = new PendingSection(a.stream(), a.epoch(), a.firstOffset());
-            open.put(a.stream(), s);
-        }
-        s.add(a.entries(), a.done(), a.live());
-        if (openBytes == 0 && open.size() == 1 && s.entries.size() == a.entries().size()) {
-            scheduleFlush(openNumber);
-        }
-        openBytes += a.bytes();
-        if (openBytes >= config.flushBytes()) {
-            seal();
+        if (!cuts.isEmpty()) {
+            pump();
         }
     }
 
-    /** Seals the open batch; {@code done} completes once every batch sealed so far has finished its commit. */
-    void barrier(CompletableFuture<Void> done) {
-        seal();
-        if (finishedBelow >= nextSequence) {
+    /**
+     * The flush delay of open batch {@code number} passed: cuts it unless batches wait for BookKeeper. Returns
+     * true when the timer should look again later (batches are waiting and the batch is still open).
+     */
+    boolean flushOnDelay(long number) {
+        takeCuts();
+        OpenBatch.Flush f = openBatch.flush(number, ready.isEmpty());
+        if (f == OpenBatch.Flush.CUT) {
+            takeCuts();
+        }
+        return f == OpenBatch.Flush.LOOK_AGAIN;
+    }
+
+    /** {@code done} completes once every batch below sequence {@code below} has finished its commit. */
+    void barrier(long below, CompletableFuture<Void> done) {
+        takeCuts();
+        if (finishedBelow >= below) {
             done.complete(null);
         } else {
-            barriers.add(new Barrier(nextSequence, done));
+            barriers.add(new Barrier(below, done));
         }
     }
 
     /** {@code done} completes once every sealed batch not yet taken by a commit has finished its write. */
     void written(CompletableFuture<Void> done) {
+        takeCuts();
         CompletableFuture<?>[] adds = uncommitted.stream().map(b -> b.added.handle((entryId, error) -> null))
                 .toArray(CompletableFuture<?>[]::new);
         CompletableFuture.allOf(adds).whenComplete((ignored, error) -> done.complete(null));
     }
 
     /**
-     * Stops accepting appends and fails the open ones; sealed batches still complete. The slice is retired once
-     * no sealed batch waits to be written (at once when none does).
+     * The writer closed (its open batch is already closed and failed): sealed batches still complete. The slice
+     * is retired once no sealed batch waits to be written (at once when none does).
      */
     void close() {
         closed = true;
-        List<PendingSection> dropped = new ArrayList<>(open.values());
-        open = new LinkedHashMap<>();
+        takeCuts();
         retireSliceIfClosedAndDrained();
-        for (PendingSection s : dropped) {
-            s.fail(new WalAppendException(Kind.CLOSED, "WAL writer closed", null));
-        }
         terminateIfIdle();
-    }
-
-    private void scheduleFlush(long number) {
-        try {
-            scheduler.schedule(() -> onOwner(() -> flushOnDelay(number)), config.flushDelay().toNanos(),
-                    TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            LOG.warn("WAL flush timer not scheduled, the scheduler is shut down: writer={}", writerId);
-        }
-    }
-
-    private void flushOnDelay(long number) {
-        if (number == openNumber && ready.isEmpty()) {
-            seal();
-        } else if (number == openNumber && !open.isEmpty()) {
-            // batches are waiting for BookKeeper; keep filling this one and look again later
-            scheduleFlush(number);
-        }
-    }
-
-    private void seal() {
-        if (open.isEmpty()) {
-            return;
-        }
-        SealedBatch batch = new SealedBatch(nextSequence, List.copyOf(open.values()));
-        nextSequence++;
-        open = new LinkedHashMap<>();
-        openBytes = 0;
-        openNumber++;
-        ready.add(batch);
-        uncommitted.add(batch);
-        pump();
     }
 
     /** Writes ready batches while fewer than the limit are in flight, rolling the slice over when due. */

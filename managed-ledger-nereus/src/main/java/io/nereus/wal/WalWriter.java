@@ -31,18 +31,18 @@ import org.slf4j.LoggerFactory;
  * batch it is in. A batch is never committed before an earlier one; a batch not yet acknowledged (or whose
  * write failed) ends the group.
  *
- * <p>Threads: the writer's state (open batch, sealed batches, slice, in-flight count, commit order;
- * {@link WalPipeline}) is owned by one thread, {@code nereus-wal-writer-<writerId>}, which this writer starts and
- * which ends once the writer is closed and every sealed batch has finished. Callers of {@link #append},
- * {@link #barrier} and {@link #close} only validate and enqueue a task for it (the task queue's lock is the only
- * one they take, for the enqueue itself). On the owner, in submission order: appends join the open batch; a
- * batch is sealed by size, by the flush delay or by a barrier, and then each section's CRC32C is computed once,
- * used in the encoded batch and again for the generation-0 record; batches are encoded and handed to
- * BookKeeper in sequence order; commits are started. BookKeeper callbacks, the flush timer (on the given
- * scheduler) and finished commits only hand their event to the owner. No lock is held while a future is
- * completed: committed, refused and unknown-outcome appends complete on the metadata thread that finished the
- * transaction; appends failed before their commit (write failed, abandoned, closed) and barriers complete on
- * the owner thread.
+ * <p>Threads: appenders touch only the open batch ({@link OpenBatch}), under its own monitor and only for
+ * short map and list updates (the pending queue, as in BookKeeper's pending-add queue); the appender that
+ * fills a batch cuts it there and hands it to the owner thread. Everything after the open batch
+ * ({@link WalPipeline}: sealed batches, slice, in-flight count, commit order, barriers) is owned by one thread,
+ * {@code nereus-wal-writer-<writerId>}, which this writer starts and which ends once the writer is closed and
+ * every sealed batch has finished. On the owner, in sequence order: each section's CRC32C is computed once
+ * (used in the encoded batch and again for the generation-0 record), each batch is encoded and handed to
+ * BookKeeper, and commits are started; none of this holds a lock shared with appenders. The flush timer (on
+ * the given scheduler), BookKeeper callbacks and finished commits hand their event to the owner. No lock is
+ * held while a future is completed: committed, refused and unknown-outcome appends complete on the metadata
+ * thread that finished the transaction; appends failed before their commit (write failed, abandoned) and
+ * barriers complete on the owner thread; appends open at {@link #close} fail on the closing thread.
  *
  * <p>Failures: a failed BookKeeper write fails every append of its batch ({@link Kind#WRITE_FAILED}); a
  * refused stream is taken out of the commit (with its appends of every coalesced batch) and the rest
@@ -58,10 +58,11 @@ public final class WalWriter implements AutoCloseable {
     public static final String LEDGER_METADATA_WRITER = "nereus-wal-writer";
 
     private final WalConfig config;
+    private final ScheduledExecutorService scheduler;
+    private final OpenBatch openBatch;
     private final ThreadPoolExecutor owner;
     /** Touched only by tasks on {@link #owner}. */
     private final WalPipeline pipeline;
-    private volatile boolean closed;
 
     public WalWriter(BookKeeper bk, MetadataStore metadata, WalConfig config, String writerId,
             ScheduledExecutorService scheduler, Clock clock) {
@@ -69,14 +70,15 @@ public final class WalWriter implements AutoCloseable {
         Objects.requireNonNull(metadata, "metadata");
         this.config = Objects.requireNonNull(config, "config");
         Objects.requireNonNull(writerId, "writerId");
-        Objects.requireNonNull(scheduler, "scheduler");
+        this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
         Objects.requireNonNull(clock, "clock");
+        this.openBatch = new OpenBatch(config);
         this.owner = new ThreadPoolExecutor(1, 1, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
             Thread t = new Thread(r, "nereus-wal-writer-" + writerId);
             t.setDaemon(true);
             return t;
         });
-        this.pipeline = new WalPipeline(bk, new WalCommitter(metadata), config, writerId, scheduler, clock,
+        this.pipeline = new WalPipeline(bk, new WalCommitter(metadata), config, writerId, clock, openBatch,
                 this::submit, owner::shutdown);
     }
 
@@ -106,13 +108,21 @@ public final class WalWriter implements AutoCloseable {
             if (firstOffset < 0) {
                 throw new IllegalArgumentException("an append's first offset must be >= 0: " + firstOffset);
             }
-            if (closed) {
+            OpenBatch.Added added = openBatch.add(
+                    new OpenBatch.Append(stream, epoch, firstOffset, copy, bytes, done, live));
+            if (added.closed()) {
                 throw new WalAppendException(Kind.CLOSED, "WAL writer is closed", null);
             }
-            WalPipeline.Append a = new WalPipeline.Append(stream, epoch, firstOffset, copy, bytes, done, live);
-            submit(() -> pipeline.accept(a));
-        } catch (RejectedExecutionException e) {
-            done.completeExceptionally(new WalAppendException(Kind.CLOSED, "WAL writer is closed", null));
+            if (added.timer() != OpenBatch.Added.NO_TIMER) {
+                scheduleFlush(added.timer());
+            }
+            if (added.cut()) {
+                try {
+                    submit(pipeline::takeCuts);
+                } catch (RejectedExecutionException e) {
+                    // the writer closed meanwhile; its owner took the cut batch before it ended
+                }
+            }
         } catch (RuntimeException e) {
             done.completeExceptionally(e);
         }
@@ -125,8 +135,9 @@ public final class WalWriter implements AutoCloseable {
      */
     public CompletableFuture<Void> barrier() {
         CompletableFuture<Void> done = new CompletableFuture<>();
+        long below = openBatch.cut();
         try {
-            submit(() -> pipeline.barrier(done));
+            submit(() -> pipeline.barrier(below, done));
         } catch (RejectedExecutionException e) {
             done.complete(null); // the owner ended: every sealed batch has finished
         }
@@ -151,11 +162,32 @@ public final class WalWriter implements AutoCloseable {
     /** Stops accepting appends; batches already sealed still complete. Slices are closed. */
     @Override
     public void close() {
-        closed = true;
+        for (PendingSection s : openBatch.close()) {
+            s.fail(new WalAppendException(Kind.CLOSED, "WAL writer closed", null));
+        }
         try {
             submit(pipeline::close);
         } catch (RejectedExecutionException e) {
-            // already closed and idle
+            // closed before and every sealed batch has finished
+        }
+    }
+
+    private void scheduleFlush(long number) {
+        try {
+            scheduler.schedule(() -> {
+                try {
+                    submit(() -> {
+                        if (pipeline.flushOnDelay(number)) {
+                            // batches are waiting for BookKeeper; keep filling this one and look again later
+                            scheduleFlush(number);
+                        }
+                    });
+                } catch (RejectedExecutionException e) {
+                    // the writer has ended
+                }
+            }, config.flushDelay().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            LOG.warn("WAL flush timer not scheduled, the scheduler is shut down");
         }
     }
 
