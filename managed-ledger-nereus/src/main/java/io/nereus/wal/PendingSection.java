@@ -1,0 +1,65 @@
+package io.nereus.wal;
+
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One stream's appends in the open batch of a {@link WalWriter}: consecutive entries of one writer epoch, with
+ * the futures and liveness checks of the appends they came from.
+ *
+ * <p>Filled by appenders under the {@link OpenBatch} monitor while its batch is open; once the batch is cut it
+ * is never changed again, and its waiters are completed by whichever thread ends the appends (the closing
+ * thread, the owner thread, or the thread that finished the commit).
+ */
+final class PendingSection {
+    final StreamId stream;
+    final long epoch;
+    final long firstOffset;
+    long nextOffset;
+    final List<WalEntry> entries = new ArrayList<>();
+    private final List<CompletableFuture<StreamHead>> waiters = new ArrayList<>();
+    private final List<BooleanSupplier> liveness = new ArrayList<>();
+
+    PendingSection(StreamId stream, long epoch, long firstOffset) {
+        this.stream = stream;
+        this.epoch = epoch;
+        this.firstOffset = firstOffset;
+        this.nextOffset = firstOffset;
+    }
+
+    void add(List<WalEntry> more, CompletableFuture<StreamHead> waiter, BooleanSupplier live) {
+        for (WalEntry e : more) {
+            entries.add(e);
+            nextOffset = Math.addExact(nextOffset, e.recordCount());
+        }
+        waiters.add(waiter);
+        liveness.add(live);
+    }
+
+    /** False once any of the appends' callers reports its stream failed since. */
+    boolean live() {
+        for (BooleanSupplier l : liveness) {
+            if (!l.getAsBoolean()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The stored form of the section; computes its CRC32C, so it is called once, when the batch is sealed. */
+    WalSection toWalSection() {
+        return WalSection.of(stream, firstOffset, entries);
+    }
+
+    void complete(StreamHead head) {
+        waiters.forEach(w -> w.complete(head));
+    }
+
+    void fail(Throwable t) {
+        waiters.forEach(w -> w.completeExceptionally(t));
+    }
+}

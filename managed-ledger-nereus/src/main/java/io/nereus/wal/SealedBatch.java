@@ -1,0 +1,75 @@
+package io.nereus.wal;
+
+import io.nereus.wal.WalAppendException.Kind;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A sealed WAL batch of a {@link WalWriter}: its sections, their stored form (each section's CRC32C computed
+ * once, at sealing, and used both in the encoded batch and in the generation-0 records of the commit), and the
+ * outcome of its BookKeeper write.
+ *
+ * <p>Created from a cut of the open batch, written and handed to a commit on the writer's owner thread; the
+ * mutable fields are read and written only there. The commit reads the sections and stored forms, which never
+ * change after the cut.
+ */
+final class SealedBatch {
+    final long sequence;
+    final List<PendingSection> sections;
+    /** The sections' stored form, in section order (the index is the position in the batch). */
+    final List<WalSection> stored;
+    /** Completes on the owner thread once the BookKeeper write is acknowledged (the entry id) or failed. */
+    final CompletableFuture<Long> added = new CompletableFuture<>();
+    private long sliceId = -1;
+    private long entryId = -1;
+    private Throwable writeError;
+
+    SealedBatch(long sequence, Collection<PendingSection> sections) {
+        this.sequence = sequence;
+        this.sections = List.copyOf(sections);
+        List<WalSection> s = new ArrayList<>(this.sections.size());
+        for (PendingSection p : this.sections) {
+            s.add(p.toWalSection());
+        }
+        this.stored = List.copyOf(s);
+    }
+
+    /** The bytes of the batch as the next entry of slice {@code slice}, which it is then bound to. */
+    byte[] encode(long slice) {
+        this.sliceId = slice;
+        return WalBatchCodec.encode(new WalBatch(slice, sequence, stored));
+    }
+
+    long sliceId() {
+        return sliceId;
+    }
+
+    void written(long entry) {
+        entryId = entry;
+        added.complete(entry);
+    }
+
+    void writeFailed(Throwable error) {
+        writeError = error;
+        added.completeExceptionally(error);
+    }
+
+    boolean writeDone() {
+        return added.isDone();
+    }
+
+    /** The write's failure, or null once acknowledged. */
+    Throwable writeError() {
+        return writeError;
+    }
+
+    long entryId() {
+        return entryId;
+    }
+
+    void failAll(Kind kind, String message, Throwable cause) {
+        sections.forEach(s -> s.fail(new WalAppendException(kind, message, cause)));
+    }
+}

@@ -1,0 +1,122 @@
+package io.nereus.wal;
+
+import io.nereus.metadata.AppendOutcome;
+import io.nereus.metadata.CommitResult;
+import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.StreamAppend;
+import io.nereus.metadata.StreamId;
+import io.nereus.metadata.WalTarget;
+import io.nereus.wal.WalAppendException.Kind;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The metadata commit of a group of consecutive, acknowledged WAL batches: one
+ * {@link io.nereus.metadata.StreamCommitStore#commit} transaction for all their live stream appends (a stream
+ * has one append per batch it is in), retried without a stream the commit refuses. Completes every append of
+ * the group.
+ *
+ * <p>{@link #commit} is called on the writer's owner thread, one group at a time, in sequence order; it checks
+ * liveness and builds the transaction there. Appends are completed on the thread that finished the
+ * transaction (the metadata executor), or on the owner for appends dropped before the commit.
+ */
+final class WalCommitter {
+    /** Logs under the writer's name, which operators already configure. */
+    private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);
+
+    private final MetadataStore metadata;
+
+    WalCommitter(MetadataStore metadata) {
+        this.metadata = metadata;
+    }
+
+    /**
+     * Commits {@code group} (acknowledged batches, in order) in one transaction, refusals aside. The future
+     * completes once every append of the group is completed; it never fails.
+     */
+    CompletableFuture<Void> commit(List<SealedBatch> group) {
+        try {
+            return build(group).exceptionally(t -> failGroup(group, t));
+        } catch (RuntimeException t) {
+            return CompletableFuture.completedFuture(failGroup(group, t));
+        }
+    }
+
+    private Void failGroup(List<SealedBatch> group, Throwable t) {
+        LOG.error("coalesced WAL batch commit step failed: firstSequence={}", group.get(0).sequence, t);
+        group.forEach(b -> b.failAll(Kind.COMMIT_UNKNOWN, "commit step of the WAL batch failed", t));
+        return null;
+    }
+
+    private CompletableFuture<Void> build(List<SealedBatch> group) {
+        List<PendingSection> live = new ArrayList<>();
+        List<StreamAppend> appends = new ArrayList<>();
+        Set<StreamId> dropped = new HashSet<>();
+        for (SealedBatch batch : group) {
+            for (int i = 0; i < batch.sections.size(); i++) {
+                PendingSection s = batch.sections.get(i);
+                // a stream's later appends cannot commit without its earlier ones: they would not chain
+                if (dropped.contains(s.stream) || !s.live()) {
+                    dropped.add(s.stream);
+                    s.fail(new WalAppendException(Kind.ABANDONED, "an earlier append of " + s.stream + " failed",
+                            null));
+                    continue;
+                }
+                // the section's checksum was computed once, when the batch was sealed, and stored in the batch
+                WalSection ws = batch.stored.get(i);
+                live.add(s);
+                appends.add(new StreamAppend(s.stream, s.epoch, ws.range(),
+                        new WalTarget(batch.sliceId(), batch.entryId(), i), ws.checksum(), s.entries.size(),
+                        ws.payloadBytes()));
+            }
+        }
+        return commitLoop(live, appends);
+    }
+
+    private CompletableFuture<Void> commitLoop(List<PendingSection> sections, List<StreamAppend> appends) {
+        if (appends.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return metadata.streams().commit(appends).handle((result, error) -> {
+            if (error != null) {
+                LOG.warn("WAL batch commit failed, outcome unknown: appends={}", appends.size(), error);
+                for (PendingSection s : sections) {
+                    s.fail(new WalAppendException(Kind.COMMIT_UNKNOWN, "commit of the WAL batch failed", error));
+                }
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            if (result instanceof CommitResult.Committed c) {
+                for (int i = 0; i < sections.size(); i++) {
+                    sections.get(i).complete(c.heads().get(i));
+                }
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            StreamId refused;
+            AppendOutcome outcome;
+            if (result instanceof CommitResult.Rejected r) {
+                refused = r.append().stream();
+                outcome = r.outcome();
+            } else {
+                refused = ((CommitResult.UnknownStream) result).stream();
+                outcome = null;
+            }
+            List<PendingSection> rest = new ArrayList<>();
+            List<StreamAppend> restAppends = new ArrayList<>();
+            for (int i = 0; i < sections.size(); i++) {
+                if (sections.get(i).stream.equals(refused)) {
+                    sections.get(i).fail(new WalAppendException(Kind.COMMIT_REJECTED, outcome,
+                            "commit refused the append of " + refused + ": " + outcome, null));
+                } else {
+                    rest.add(sections.get(i));
+                    restAppends.add(appends.get(i));
+                }
+            }
+            return commitLoop(rest, restAppends);
+        }).thenCompose(f -> f);
+    }
+}

@@ -1,0 +1,320 @@
+package io.nereus.wal;
+
+import io.nereus.wal.WalAppendException.Kind;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.LedgerHandle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The state of a {@link WalWriter} after the open batch: cut batches waiting for BookKeeper ({@code ready}) or
+ * for their commit ({@code uncommitted}), the current slice, the in-flight count, and the callers waiting for a
+ * barrier.
+ *
+ * <p>Confined to the writer's owner thread: every method runs there, called by the writer's tasks. It takes the
+ * batches appenders cut from the {@link OpenBatch} in sequence order, computes each section's CRC32C once
+ * ({@link SealedBatch}), encodes each batch and hands it to BookKeeper in sequence order, and starts the commits.
+ * BookKeeper callbacks and commit completions hand their event back to the owner through {@code owner}. No lock
+ * is held here except the open batch's, briefly, to take cut batches or to cut on the flush delay.
+ */
+final class WalPipeline {
+    /** Logs under the writer's name, which operators already configure. */
+    private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);
+
+    private final BookKeeper bk;
+    private final WalConfig config;
+    private final String writerId;
+    private final Clock clock;
+    private final OpenBatch openBatch;
+    private final Executor owner;
+    private final Runnable terminate;
+    private final WalCommitter committer;
+
+    /** Sealed batches not yet written to BookKeeper, in sequence order. */
+    private final ArrayDeque<SealedBatch> ready = new ArrayDeque<>();
+    /** Sealed batches not yet taken by a commit, in sequence order. */
+    private final ArrayDeque<SealedBatch> uncommitted = new ArrayDeque<>();
+    private int inFlight;
+    private Slice slice;
+    private boolean creatingSlice;
+    private boolean committing;
+    /** Every batch with a lower sequence number has finished its commit (successfully or not). */
+    private long finishedBelow;
+    private final ArrayDeque<Barrier> barriers = new ArrayDeque<>();
+    private boolean closed;
+
+    private record Barrier(long sequence, CompletableFuture<Void> done) {
+    }
+
+    /**
+     * {@code owner} runs a task on the owner thread (throwing {@link RejectedExecutionException} once it ended);
+     * {@code terminate} ends the owner thread, called once the pipeline is closed and idle.
+     */
+    WalPipeline(BookKeeper bk, WalCommitter committer, WalConfig config, String writerId, Clock clock,
+            OpenBatch openBatch, Executor owner, Runnable terminate) {
+        this.bk = bk;
+        this.committer = committer;
+        this.config = config;
+        this.writerId = writerId;
+        this.clock = clock;
+        this.openBatch = openBatch;
+        this.owner = owner;
+        this.terminate = terminate;
+    }
+
+    /** Takes the batches cut from the open batch, in sequence order, and writes what the in-flight limit allows. */
+    void takeCuts() {
+        List<OpenBatch.Cut> cuts = openBatch.takeCuts();
+        for (OpenBatch.Cut c : cuts) {
+            SealedBatch batch = new SealedBatch(c.sequence(), c.sections());
+            ready.add(batch);
+            uncommitted.add(batch);
+        }
+        if (!cuts.isEmpty()) {
+            pump();
+        }
+    }
+
+    /**
+     * The flush delay of open batch {@code number} passed: cuts it unless batches wait for BookKeeper. Returns
+     * true when the timer should look again later (batches are waiting and the batch is still open).
+     */
+    boolean flushOnDelay(long number) {
+        takeCuts();
+        OpenBatch.Flush f = openBatch.flush(number, ready.isEmpty());
+        if (f == OpenBatch.Flush.CUT) {
+            takeCuts();
+        }
+        return f == OpenBatch.Flush.LOOK_AGAIN;
+    }
+
+    /** {@code done} completes once every batch below sequence {@code below} has finished its commit. */
+    void barrier(long below, CompletableFuture<Void> done) {
+        takeCuts();
+        if (finishedBelow >= below) {
+            done.complete(null);
+        } else {
+            barriers.add(new Barrier(below, done));
+        }
+    }
+
+    /** {@code done} completes once every sealed batch not yet taken by a commit has finished its write. */
+    void written(CompletableFuture<Void> done) {
+        takeCuts();
+        CompletableFuture<?>[] adds = uncommitted.stream().map(b -> b.added.handle((entryId, error) -> null))
+                .toArray(CompletableFuture<?>[]::new);
+        CompletableFuture.allOf(adds).whenComplete((ignored, error) -> done.complete(null));
+    }
+
+    /**
+     * The writer closed (its open batch is already closed and failed): sealed batches still complete. The slice
+     * is retired once no sealed batch waits to be written (at once when none does).
+     */
+    void close() {
+        closed = true;
+        takeCuts();
+        retireSliceIfClosedAndDrained();
+        terminateIfIdle();
+    }
+
+    /** Writes ready batches while fewer than the limit are in flight, rolling the slice over when due. */
+    private void pump() {
+        while (!ready.isEmpty() && inFlight < config.maxInFlightBatches()) {
+            Slice s = slice;
+            if (s != null && (s.broken || s.bytes >= config.sliceMaxBytes()
+                    || !clock.instant().isBefore(s.created.plus(config.sliceMaxAge())))) {
+                retireSlice(s);
+                s = null;
+            }
+            if (s == null) {
+                createSlice();
+                return;
+            }
+            SealedBatch batch = ready.poll();
+            byte[] data = batch.encode(s.ledger.getId());
+            s.bytes += data.length;
+            s.pending++;
+            inFlight++;
+            Slice target = s;
+            target.ledger.asyncAddEntry(data,
+                    (rc, lh, entryId, ctx) -> onOwner(() -> added(target, batch, rc, entryId)), null);
+        }
+        retireSliceIfClosedAndDrained();
+    }
+
+    private void retireSliceIfClosedAndDrained() {
+        if (closed && ready.isEmpty() && slice != null) {
+            retireSlice(slice);
+        }
+    }
+
+    private void added(Slice s, SealedBatch batch, int rc, long entryId) {
+        inFlight--;
+        s.pending--;
+        if (rc != BKException.Code.OK) {
+            s.broken = true;
+        }
+        if (s.retired && s.pending == 0) {
+            closeSlice(s);
+        }
+        pump();
+        if (rc == BKException.Code.OK) {
+            batch.written(entryId);
+        } else {
+            LOG.warn("WAL batch write failed: slice={} sequence={} rc={}", s.ledger.getId(), batch.sequence, rc);
+            batch.writeFailed(BKException.create(rc));
+        }
+        commitNext();
+        terminateIfIdle();
+    }
+
+    private void retireSlice(Slice s) {
+        s.retired = true;
+        slice = null;
+        if (s.pending == 0) {
+            closeSlice(s);
+        }
+    }
+
+    private void closeSlice(Slice s) {
+        s.ledger.asyncClose((rc, lh, ctx) -> {
+            if (rc != BKException.Code.OK) {
+                LOG.warn("closing a WAL slice failed: slice={} rc={}", lh.getId(), rc);
+            }
+        }, null);
+    }
+
+    private void createSlice() {
+        if (creatingSlice) {
+            return;
+        }
+        creatingSlice = true;
+        Map<String, byte[]> custom = Map.of(
+                WalWriter.LEDGER_METADATA_FORMAT, Short.toString(WalBatchCodec.VERSION).getBytes(StandardCharsets.UTF_8),
+                WalWriter.LEDGER_METADATA_WRITER, writerId.getBytes(StandardCharsets.UTF_8));
+        bk.asyncCreateLedger(config.ensembleSize(), config.writeQuorum(), config.ackQuorum(),
+                BookKeeper.DigestType.CRC32C, config.password(),
+                (rc, lh, ctx) -> onOwner(() -> sliceCreated(rc, lh)), null, custom);
+    }
+
+    private void sliceCreated(int rc, LedgerHandle lh) {
+        List<SealedBatch> failed = new ArrayList<>();
+        creatingSlice = false;
+        if (rc == BKException.Code.OK) {
+            LOG.info("WAL slice opened: slice={} writer={}", lh.getId(), writerId);
+            if (closed && ready.isEmpty()) {
+                lh.asyncClose((r, l, c) -> { }, null);
+            } else {
+                slice = new Slice(lh, clock.instant());
+            }
+        } else {
+            LOG.warn("creating a WAL slice failed: rc={}", rc);
+            failed.addAll(ready);
+            ready.clear();
+        }
+        pump();
+        for (SealedBatch b : failed) {
+            b.writeFailed(BKException.create(rc));
+        }
+        commitNext();
+        terminateIfIdle();
+    }
+
+    /**
+     * Starts the next commit unless one is running: the oldest uncommitted batch, once written, together with
+     * the acknowledged batches directly following it (within the coalescing limits). A batch whose write failed
+     * fails its appends when its turn comes and ends any group before it.
+     */
+    private void commitNext() {
+        while (!committing) {
+            SealedBatch head = uncommitted.peek();
+            if (head == null || !head.writeDone()) {
+                return;
+            }
+            uncommitted.poll();
+            if (head.writeError() != null) {
+                head.failAll(Kind.WRITE_FAILED, "WAL batch write to BookKeeper failed", head.writeError());
+                finished(head);
+                continue;
+            }
+            List<SealedBatch> group = new ArrayList<>();
+            group.add(head);
+            int appends = head.sections.size();
+            while (group.size() < config.maxCoalescedBatches()) {
+                SealedBatch next = uncommitted.peek();
+                if (next == null || !next.writeDone() || next.writeError() != null
+                        || appends + next.sections.size() > config.maxCoalescedAppends()) {
+                    break;
+                }
+                uncommitted.poll();
+                group.add(next);
+                appends += next.sections.size();
+            }
+            if (group.size() > 1 && LOG.isDebugEnabled()) {
+                LOG.debug("coalescing WAL batch commits: firstSequence={} batches={}", head.sequence, group.size());
+            }
+            SealedBatch last = group.get(group.size() - 1);
+            CompletableFuture<Void> commit = committer.commit(group);
+            if (commit.isDone()) {
+                finished(last);
+                continue;
+            }
+            committing = true;
+            commit.whenComplete((ignored, error) -> onOwner(() -> {
+                committing = false;
+                finished(last);
+                commitNext();
+                terminateIfIdle();
+            }));
+        }
+    }
+
+    /** {@code batch} and every batch before it have finished their commit. */
+    private void finished(SealedBatch batch) {
+        finishedBelow = batch.sequence + 1;
+        while (!barriers.isEmpty() && barriers.peek().sequence() <= finishedBelow) {
+            barriers.poll().done().complete(null);
+        }
+    }
+
+    private void terminateIfIdle() {
+        if (closed && uncommitted.isEmpty() && !committing && !creatingSlice && inFlight == 0) {
+            terminate.run();
+        }
+    }
+
+    /** Runs {@code task} on the owner thread; called from BookKeeper, timer and metadata threads. */
+    private void onOwner(Runnable task) {
+        try {
+            owner.execute(task);
+        } catch (RejectedExecutionException e) {
+            LOG.warn("WAL writer event after the writer ended: writer={}", writerId);
+        }
+    }
+
+    /** The current or a retired slice; {@code pending}: its batches written but not yet acknowledged. */
+    private static final class Slice {
+        final LedgerHandle ledger;
+        final Instant created;
+        long bytes;
+        int pending;
+        boolean broken;
+        boolean retired;
+
+        Slice(LedgerHandle ledger, Instant created) {
+            this.ledger = ledger;
+            this.created = created;
+        }
+    }
+}
