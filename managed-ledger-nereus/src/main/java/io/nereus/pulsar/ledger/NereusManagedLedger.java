@@ -67,15 +67,22 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *   OPEN ──terminate──▶ TERMINATED ──close──▶ CLOSED
- *     │                     │
- *     ├──fenced by a newer writer──▶ FENCED (appends fail; reads continue until close)
- *     └──delete (from any)──▶ DELETED
+ *     │                                          ▲
+ *     ├──fenced by a newer writer──▶ FENCED ──close──┘   (appends fail; reads continue until close)
+ *     ├──close──▶ CLOSED
+ *     └──delete (from any but DELETED)──▶ DELETED
  * </pre>
  */
 final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private static final Logger LOG = LoggerFactory.getLogger(NereusManagedLedger.class);
     static final String MIGRATED_PROPERTY = "migrated";
 
+    /**
+     * The ledger's lifecycle (diagram on the class); {@link #canTransitionTo} is the one table of allowed moves
+     * and {@link NereusManagedLedger#transition} the one place that makes them. FENCED is reached only from OPEN
+     * (a terminated ledger appends nothing a newer writer could refuse); CLOSED may be entered again by a second
+     * close; DELETED is final.
+     */
     enum State {
         OPEN("LedgerOpened"), TERMINATED("Terminated"), FENCED("Fenced"), CLOSED("Closed"), DELETED("Closed");
 
@@ -83,6 +90,16 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
         State(String pulsarName) {
             this.pulsarName = pulsarName;
+        }
+
+        boolean canTransitionTo(State next) {
+            return switch (this) {
+                case OPEN -> next != OPEN;
+                case TERMINATED -> next == CLOSED || next == DELETED;
+                case FENCED -> next == CLOSED || next == DELETED;
+                case CLOSED -> next == CLOSED || next == DELETED;
+                case DELETED -> false;
+            };
         }
 
         /** The name stock Pulsar reports for the same state in internal stats. */
@@ -142,7 +159,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             }
         });
         if (head.state() == StreamState.SEALED) {
-            state = State.TERMINATED;
+            transition(State.TERMINATED);
             terminated = CompletableFuture.completedFuture(null);
         }
     }
@@ -408,8 +425,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
                     interceptor.afterFailedAddEntry(numberOfMessages);
                 }
                 ManagedLedgerException e = PulsarErrors.map(t);
-                if (e instanceof ManagedLedgerException.ManagedLedgerFencedException && state == State.OPEN) {
-                    state = State.FENCED;
+                if (e instanceof ManagedLedgerException.ManagedLedgerFencedException && transition(State.FENCED)) {
                     LOG.warn("Managed ledger fenced by a newer writer name={} stream={}", name, streamId());
                 }
                 throw new java.util.concurrent.CompletionException(e);
@@ -794,7 +810,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             if (s != State.OPEN) {
                 return CompletableFuture.failedFuture(stateError(s));
             }
-            state = State.TERMINATED;
+            transition(State.TERMINATED);
             terminated = lastAdd.handle((r, t) -> null)
                     .thenCompose(ignored -> factory.metadata().streams().seal(streamId(), writerEpoch))
                     .thenAccept(head -> {
@@ -831,6 +847,18 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     /**
+     * Moves the lifecycle state to {@code next} if {@link State#canTransitionTo} allows it from the current one;
+     * false (nothing changed) otherwise. Safe from any thread.
+     */
+    private synchronized boolean transition(State next) {
+        if (!state.canTransitionTo(next)) {
+            return false;
+        }
+        state = next;
+        return true;
+    }
+
+    /**
      * Closes every cursor (flushing their state), releases waiting readers and leaves the factory. Every call
      * returns the same future, so a broker shutdown that closes the ledger while a topic close is in flight waits
      * for the flush.
@@ -843,7 +871,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             closed = CompletableFuture.completedFuture(null);
             return closed;
         }
-        state = State.CLOSED;
+        transition(State.CLOSED);
         CompletableFuture<Void> cursorsClosed = cursors.closeAll();
         waiters.releaseAll();
         closed = cursorsClosed.whenComplete((v, t) -> {
@@ -872,7 +900,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (deleted != null) {
             return deleted;
         }
-        state = State.DELETED;
+        transition(State.DELETED);
         ManagedLedgerException why = new ManagedLedgerException.ManagedLedgerNotFoundException(
                 "managed ledger " + name + " was deleted");
         cursors.failAll(why);
