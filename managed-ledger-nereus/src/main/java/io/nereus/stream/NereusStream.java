@@ -26,15 +26,31 @@ import java.util.concurrent.TimeUnit;
  * <p>Writer state machine (guarded by this object's monitor):
  * <pre>
  *   NO_WRITER ──acquireWriter──▶ READY ──append failed──▶ REFRESHING ──head re-read──▶ READY
- *                                  │                          │
- *                                  └──────fenced──────────────┴──▶ FENCED (terminal for this handle)
+ *       ▲                          │                          │  └──head unreadable──▶ NO_WRITER
+ *       │                          └──────fenced──────────────┴──▶ FENCED
+ *       └─ (acquireWriter leads from every state to READY with a new epoch; a fencing from every state to FENCED)
  * </pre>
  * Offsets are assigned in READY under the monitor, so one stream's appends reach the WAL in offset order.
  * After any failure the handle re-reads the head (after every batch already sealed has finished its commit)
  * and continues at its committed end; appends arriving meanwhile wait for that.
  */
 public final class NereusStream {
-    enum Mode { NO_WRITER, READY, REFRESHING, FENCED }
+    /**
+     * The writer state of this handle (diagram on the class); {@link #canTransitionTo} is the one table of
+     * allowed moves and {@link NereusStream#moveTo} the one place that makes them. Acquiring the writer again
+     * is allowed from every state (a new epoch); a fencing seen in any state makes the handle FENCED.
+     */
+    enum Mode {
+        NO_WRITER, READY, REFRESHING, FENCED;
+
+        boolean canTransitionTo(Mode next) {
+            return switch (next) {
+                case READY, FENCED -> true;
+                case REFRESHING -> this == READY;
+                case NO_WRITER -> this == REFRESHING;
+            };
+        }
+    }
 
     private final CatalogEntry catalog;
     private final MetadataStore metadata;
@@ -79,7 +95,7 @@ public final class NereusStream {
         return metadata.streams().acquireWriter(id(), writerId).thenApply(head -> {
             synchronized (this) {
                 session++;
-                mode = Mode.READY;
+                moveTo(Mode.READY);
                 epoch = head.writerEpoch();
                 nextOffset = head.committedEnd();
                 refreshed = CompletableFuture.completedFuture(null);
@@ -165,10 +181,18 @@ public final class NereusStream {
         return n;
     }
 
+    /** The one place the writer mode changes; called under this object's monitor. */
+    private void moveTo(Mode next) {
+        if (!mode.canTransitionTo(next)) {
+            throw new IllegalStateException("stream " + id() + ": writer mode " + mode + " cannot become " + next);
+        }
+        mode = next;
+    }
+
     private void failed(long failedSession, NereusException cause) {
         synchronized (this) {
             if (cause.code() == ErrorCode.FENCED) {
-                mode = Mode.FENCED;
+                moveTo(Mode.FENCED);
                 session++;
                 return;
             }
@@ -176,7 +200,7 @@ public final class NereusStream {
                 return;
             }
             session++;
-            mode = Mode.REFRESHING;
+            moveTo(Mode.REFRESHING);
             long refreshSession = session;
             refreshed = wal.barrier().thenCompose(ignored -> metadata.streams().head(id())).handle((head, error) -> {
                 synchronized (this) {
@@ -184,12 +208,12 @@ public final class NereusStream {
                         return null;
                     }
                     if (error != null || head.isEmpty()) {
-                        mode = Mode.NO_WRITER;
+                        moveTo(Mode.NO_WRITER);
                     } else if (head.get().writerEpoch() != epoch) {
-                        mode = Mode.FENCED;
+                        moveTo(Mode.FENCED);
                     } else {
                         nextOffset = head.get().committedEnd();
-                        mode = Mode.READY;
+                        moveTo(Mode.READY);
                     }
                 }
                 head.ifPresent(h -> purgatory.advance(h.committedEnd()));
