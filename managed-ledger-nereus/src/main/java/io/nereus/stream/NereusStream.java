@@ -26,10 +26,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Writer state machine (guarded by this object's monitor):
  * <pre>
  *   NO_WRITER ──acquireWriter──▶ READY ──append failed──▶ REFRESHING ──head re-read──▶ READY
- *       ▲                          │                          │  └──head unreadable──▶ NO_WRITER
- *       │                          └──────fenced──────────────┴──▶ FENCED
- *       └─ (acquireWriter leads from every state to READY with a new epoch; a fencing from every state to FENCED)
+ *                                  │                          ├──head unreadable──▶ NO_WRITER
+ *                                  └──────fenced──────────────┴──▶ FENCED
  * </pre>
+ * acquireWriter leads from every mode to READY (a new epoch); a fencing seen in any mode leads to FENCED.
  * Offsets are assigned in READY under the monitor, so one stream's appends reach the WAL in offset order.
  * After any failure the handle re-reads the head (after every batch already sealed has finished its commit)
  * and continues at its committed end; appends arriving meanwhile wait for that.
