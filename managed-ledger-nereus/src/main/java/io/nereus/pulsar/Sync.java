@@ -1,7 +1,7 @@
 package io.nereus.pulsar;
 
-import java.util.concurrent.CompletableFuture;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;

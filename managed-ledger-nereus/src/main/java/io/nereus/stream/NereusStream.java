@@ -1,8 +1,8 @@
 package io.nereus.stream;
 
 import io.nereus.generation.GenerationResolver;
-import io.nereus.generation.ResolvedEntry;
 import io.nereus.generation.Resolution;
+import io.nereus.generation.ResolvedEntry;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;

@@ -29,7 +29,7 @@ import org.apache.pulsar.common.policies.data.ManagedLedgerInternalStats;
  *
  * <p>Thread-safe: one monitor, never held while calling anything but the host's non-blocking getters.
  */
-final class CursorAckState implements CursorReads.Acks {
+final class CursorAckState implements CursorReads.Acks, CursorPersistence.Source {
     /** What a change asks of the caller. */
     sealed interface AckOutcome {
         /** The state changed: persist at least {@code version}. */
@@ -231,12 +231,14 @@ final class CursorAckState implements CursorReads.Acks {
     }
 
     /** The newest state to persist and the version of the last change in it. */
-    synchronized Snapshot snapshot() {
+    @Override
+    public synchronized Snapshot snapshot() {
         return new Snapshot(version, acks.toState(properties, cursorProperties));
     }
 
     /** The version of the last change to persist. */
-    synchronized long version() {
+    @Override
+    public synchronized long version() {
         return version;
     }
 

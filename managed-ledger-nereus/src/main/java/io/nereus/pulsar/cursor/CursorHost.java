@@ -1,10 +1,10 @@
 package io.nereus.pulsar.cursor;
 
+import io.nereus.metadata.CursorStore;
+import io.nereus.metadata.StreamId;
 import io.nereus.pulsar.EntryReader;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.pulsar.VirtualLedger;
-import io.nereus.metadata.CursorStore;
-import io.nereus.metadata.StreamId;
 import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -1,8 +1,8 @@
 package io.nereus.pulsar.cursor;
 
-import io.nereus.pulsar.PulsarErrors;
 import io.nereus.metadata.CursorState;
 import io.nereus.metadata.WriteOutcome;
+import io.nereus.pulsar.PulsarErrors;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableMap;
@@ -29,10 +29,11 @@ import org.slf4j.LoggerFactory;
  *   <li>At most one save is in flight; requests made meanwhile are served by the next save, which takes the
  *       newest snapshot; each request's future completes once a save holding its version is durable.</li>
  *   <li>{@link #saveThrottled} honours the rate (saves per second, 0 = unlimited): over the rate it completes
- *       at once, remembers the version as dirty and schedules a flush for when the rate allows (at most 60 s).</li>
+ *       at once and schedules a flush of the source's newest version for when the rate allows (at most 60 s).</li>
  *   <li>{@link #flush()} (used by close) saves everything the source holds now.</li>
  *   <li>A failed save fails the requests it served, is logged with the cursor and its state, and is retried
- *       with backoff while anything is dirty, so an acknowledgement is never left unsaved silently.</li>
+ *       with backoff while the source holds an unsaved version, so an acknowledgement is never left unsaved
+ *       silently.</li>
  *   <li>A {@code Fenced} or missing-stream outcome makes this and every later request fail
  *       ({@link ManagedLedgerException.ManagedLedgerFencedException} /
  *       {@link ManagedLedgerException.ManagedLedgerNotFoundException}); {@link #stop} makes later requests fail
@@ -90,8 +91,6 @@ final class CursorPersistence {
     private boolean inFlight;
     /** The highest version some caller needs saved now (not throttled). */
     private long wanted;
-    /** The highest version changed so far, saved by a later flush when throttled. */
-    private long dirty;
     /** Futures by the version they wait for; completed once a save holding that version is durable. */
     private final NavigableMap<Long, List<CompletableFuture<Void>>> waiters = new TreeMap<>();
     /** Futures of {@link #idle()}: completed when the save in flight ends, however it ends. */
@@ -117,7 +116,6 @@ final class CursorPersistence {
         this.persisted = persisted;
         this.persistedVersion = persistedVersion;
         this.wanted = persistedVersion;
-        this.dirty = persistedVersion;
         this.onPersisted = onPersisted;
         this.stats = stats;
         this.scheduler = scheduler;
@@ -127,10 +125,6 @@ final class CursorPersistence {
 
     synchronized CursorState persisted() {
         return persisted;
-    }
-
-    synchronized long persistedVersion() {
-        return persistedVersion;
     }
 
     synchronized double rate() {
@@ -152,7 +146,6 @@ final class CursorPersistence {
             if (refused != null) {
                 return CompletableFuture.failedFuture(refused);
             }
-            dirty = Math.max(dirty, version);
             if (version <= persistedVersion) {
                 return CompletableFuture.completedFuture(null);
             }
@@ -165,8 +158,9 @@ final class CursorPersistence {
     }
 
     /**
-     * Saves {@code version} if the rate allows (completing when durable), else completes at once and keeps it
-     * dirty for a flush when the rate allows again (Pulsar's throttled mark-delete).
+     * Saves {@code version} if the rate allows (completing when durable), else completes at once and
+     * schedules a flush of the source's newest version for when the rate allows again (Pulsar's throttled
+     * mark-delete).
      */
     CompletableFuture<Void> saveThrottled(long version) {
         long delayNanos;
@@ -179,7 +173,6 @@ final class CursorPersistence {
             if (interval == 0 || !savedOnce || now - lastSaveStartNanos >= interval) {
                 delayNanos = 0;
             } else {
-                dirty = Math.max(dirty, version);
                 if (flushScheduled) {
                     return CompletableFuture.completedFuture(null);
                 }
@@ -196,7 +189,7 @@ final class CursorPersistence {
 
     /** Saves everything the source holds now; completes when it is durable (or failed). */
     CompletableFuture<Void> flush() {
-        return save(Math.max(source.version(), dirtyVersion()));
+        return save(source.version());
     }
 
     /** Completes (never exceptionally) once no save is in flight; used after {@link #stop} before a delete. */
@@ -215,7 +208,7 @@ final class CursorPersistence {
     boolean isDirty() {
         long newest = source.version();
         synchronized (this) {
-            return inFlight || Math.max(dirty, newest) > persistedVersion;
+            return inFlight || newest > persistedVersion;
         }
     }
 
@@ -231,25 +224,23 @@ final class CursorPersistence {
         failed.forEach(f -> f.completeExceptionally(refused));
     }
 
-    private synchronized long dirtyVersion() {
-        return dirty;
-    }
-
     private void scheduledFlush() {
+        long newest = source.version();
         Runnable start;
         synchronized (this) {
             flushScheduled = false;
-            wanted = Math.max(wanted, dirty);
+            wanted = Math.max(wanted, newest);
             start = startLocked();
         }
         start.run();
     }
 
     private void retry() {
+        long newest = source.version();
         Runnable start;
         synchronized (this) {
             retryScheduled = false;
-            wanted = Math.max(wanted, dirty);
+            wanted = Math.max(wanted, newest);
             start = startLocked();
         }
         start.run();
@@ -322,7 +313,7 @@ final class CursorPersistence {
                 stats.persistToZookeeper(false);
                 failure = PulsarErrors.map(error);
                 consecutiveFailures++;
-                // the requests this save served fail; what is still dirty is saved by the retry
+                // the requests this save served fail; the retry saves the source's newest version
                 failed = takeWaitersLocked(snapshot == null ? persistedVersion : snapshot.version());
                 if (refused == null && !retryScheduled) {
                     retryScheduled = true;

@@ -1,13 +1,13 @@
 package io.nereus.pulsar.cursor;
 
+import com.google.common.collect.Range;
+import io.nereus.metadata.CursorState;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.WriteOutcome;
+import io.nereus.metadata.codec.CursorStateCodec;
 import io.nereus.pulsar.Callbacks;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.pulsar.Sync;
-import com.google.common.collect.Range;
-import io.nereus.metadata.CursorState;
-import io.nereus.metadata.codec.CursorStateCodec;
-import io.nereus.metadata.OffsetRange;
-import io.nereus.metadata.WriteOutcome;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -93,17 +93,7 @@ public final class NereusManagedCursor implements ManagedCursor {
         this.persistence = durable
                 ? new CursorPersistence(name, host.name(),
                         s -> host.cursorStore().saveCursor(host.streamId(), name, host.writerEpoch(), s),
-                        new CursorPersistence.Source() {
-                            @Override
-                            public long version() {
-                                return state.version();
-                            }
-
-                            @Override
-                            public CursorAckState.Snapshot snapshot() {
-                                return state.snapshot();
-                            }
-                        }, stored, isStored ? 0 : -1, rate, this::persisted, stats,
+                        state, stored, isStored ? 0 : -1, rate, this::persisted, stats,
                         CursorPersistence.Scheduler.on(host.executor()), System::nanoTime)
                 : null;
     }

@@ -1,7 +1,7 @@
 package io.nereus.pulsar.ledger;
 
-import io.nereus.pulsar.cursor.NereusManagedCursor;
 import io.nereus.metadata.MetadataStore;
+import io.nereus.pulsar.cursor.NereusManagedCursor;
 import java.time.Clock;
 import java.util.concurrent.CompletableFuture;
 import org.apache.bookkeeper.mledger.ManagedLedgerConfig;

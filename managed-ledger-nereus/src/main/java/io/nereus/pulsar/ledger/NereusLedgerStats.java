@@ -3,8 +3,8 @@ package io.nereus.pulsar.ledger;
 import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.mledger.ManagedCursor;
 import org.apache.bookkeeper.mledger.impl.ManagedLedgerMBeanImpl;
-import org.apache.pulsar.common.stats.Rate;
 import org.apache.bookkeeper.mledger.util.StatsBuckets;
+import org.apache.pulsar.common.stats.Rate;
 
 /**
  * Statistics of one Nereus ledger. It is a {@link ManagedLedgerMBeanImpl} because the broker's Prometheus

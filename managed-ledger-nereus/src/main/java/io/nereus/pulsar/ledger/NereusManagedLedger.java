@@ -1,11 +1,5 @@
 package io.nereus.pulsar.ledger;
 
-import io.nereus.pulsar.Callbacks;
-import io.nereus.pulsar.PulsarErrors;
-import io.nereus.pulsar.Sync;
-import io.nereus.pulsar.VirtualLedger;
-import io.nereus.pulsar.cursor.CursorHost;
-import io.nereus.pulsar.cursor.NereusManagedCursor;
 import com.google.common.collect.Range;
 import io.nereus.metadata.CursorStore;
 import io.nereus.metadata.OffsetRange;
@@ -14,6 +8,12 @@ import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.StreamState;
 import io.nereus.metadata.WriteOutcome;
+import io.nereus.pulsar.Callbacks;
+import io.nereus.pulsar.PulsarErrors;
+import io.nereus.pulsar.Sync;
+import io.nereus.pulsar.VirtualLedger;
+import io.nereus.pulsar.cursor.CursorHost;
+import io.nereus.pulsar.cursor.NereusManagedCursor;
 import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;

@@ -1,7 +1,5 @@
 package io.nereus.pulsar.ledger;
 
-import io.nereus.pulsar.Callbacks;
-import io.nereus.pulsar.Sync;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.CatalogState;
 import io.nereus.metadata.CursorState;
@@ -9,6 +7,8 @@ import io.nereus.metadata.CursorStore;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.StreamHead;
+import io.nereus.pulsar.Callbacks;
+import io.nereus.pulsar.Sync;
 import io.nereus.stream.StreamStorage;
 import java.time.Clock;
 import java.util.ArrayList;

@@ -1,14 +1,14 @@
 package io.nereus.pulsar.ledger;
 
+import com.google.common.collect.BoundType;
+import com.google.common.collect.Range;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamHead;
 import io.nereus.pulsar.Callbacks;
 import io.nereus.pulsar.EntryReader;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.pulsar.Sync;
 import io.nereus.pulsar.VirtualLedger;
-import com.google.common.collect.BoundType;
-import com.google.common.collect.Range;
-import io.nereus.metadata.ReadView;
-import io.nereus.metadata.StreamHead;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.StoredEntry;

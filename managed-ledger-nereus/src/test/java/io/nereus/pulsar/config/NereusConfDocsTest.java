@@ -1,8 +1,6 @@
 package io.nereus.pulsar.config;
 
 import io.nereus.pulsar.NereusManagedLedgerStorage;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +14,7 @@ import java.util.regex.Pattern;
 import org.apache.pulsar.broker.ServiceConfiguration;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Keeps {@code conf/nereus.conf} and the README's configuration table in step with {@link NereusConfig#keys()},

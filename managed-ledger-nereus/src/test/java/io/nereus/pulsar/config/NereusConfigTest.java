@@ -1,9 +1,6 @@
 package io.nereus.pulsar.config;
 
 import io.nereus.pulsar.NereusManagedLedgerStorage;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import io.nereus.stream.StorageConfig;
 import io.nereus.wal.WalConfig;
 import java.io.IOException;
@@ -23,6 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class NereusConfigTest {
 

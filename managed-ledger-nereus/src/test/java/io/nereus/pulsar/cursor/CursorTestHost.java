@@ -1,12 +1,10 @@
 package io.nereus.pulsar.cursor;
 
-import io.nereus.pulsar.PulsarErrors;
-import static io.nereus.testing.StreamTesting.await;
-
 import io.nereus.metadata.CursorStore;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamId;
+import io.nereus.pulsar.PulsarErrors;
 import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
@@ -18,13 +16,14 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Executor;
 import org.apache.bookkeeper.mledger.Entry;
 import org.apache.bookkeeper.mledger.ManagedLedger;
 import org.apache.bookkeeper.mledger.ManagedLedgerConfig;
 import org.apache.bookkeeper.mledger.impl.EntryImpl;
+import static io.nereus.testing.StreamTesting.await;
 
 /**
  * A test-only {@link CursorHost} over a real {@link NereusStream} (real BookKeeper WAL, EmbeddedFdb metadata):
