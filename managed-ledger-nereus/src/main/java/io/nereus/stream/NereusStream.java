@@ -57,9 +57,7 @@ public final class NereusStream {
     private final WalWriter wal;
     private final GenerationResolver resolver;
     private final TailCache tail;
-    private final CommitPurgatory purgatory = new CommitPurgatory();
     private final String writerId;
-    private final java.util.concurrent.ScheduledExecutorService scheduler;
 
     // guarded by this
     private Mode mode = Mode.NO_WRITER;
@@ -69,14 +67,13 @@ public final class NereusStream {
     private volatile long session;
 
     NereusStream(CatalogEntry catalog, MetadataStore metadata, WalWriter wal, GenerationResolver resolver,
-            TailCache tail, String writerId, java.util.concurrent.ScheduledExecutorService scheduler) {
+            TailCache tail, String writerId) {
         this.catalog = catalog;
         this.metadata = metadata;
         this.wal = wal;
         this.resolver = resolver;
         this.tail = tail;
         this.writerId = writerId;
-        this.scheduler = scheduler;
     }
 
     public StreamId id() {
@@ -100,7 +97,6 @@ public final class NereusStream {
                 nextOffset = head.committedEnd();
                 refreshed = CompletableFuture.completedFuture(null);
             }
-            purgatory.advance(head.committedEnd());
             return head.writerEpoch();
         });
     }
@@ -165,7 +161,6 @@ public final class NereusStream {
             tail.put(id(), new StoredEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload()));
             offset += e.recordCount();
         }
-        purgatory.advance(head.committedEnd());
     }
 
     /**
@@ -216,7 +211,6 @@ public final class NereusStream {
                         moveTo(Mode.READY);
                     }
                 }
-                head.ifPresent(h -> purgatory.advance(h.committedEnd()));
                 return null;
             });
         }
@@ -225,19 +219,6 @@ public final class NereusStream {
     /** The stream's head as stored now. */
     public CompletableFuture<StreamHead> head() {
         return metadata.streams().head(id()).thenApply(h -> h.orElseThrow(() -> Errors.of(ErrorCode.NOT_FOUND, id())));
-    }
-
-    /**
-     * Completes with the committed end once it passes {@code offset} (driven by this instance's commits and
-     * head reads, never by polling); fails with a {@link java.util.concurrent.TimeoutException} after
-     * {@code timeout}.
-     */
-    public CompletableFuture<Long> waitForCommitted(long offset, Duration timeout) {
-        CompletableFuture<Long> f = purgatory.await(offset);
-        scheduler.schedule(() -> f.completeExceptionally(new java.util.concurrent.TimeoutException(
-                "offset " + offset + " of " + id() + " not committed within " + timeout)), timeout.toNanos(),
-                TimeUnit.NANOSECONDS);
-        return f;
     }
 
     /**
@@ -252,7 +233,6 @@ public final class NereusStream {
             return CompletableFuture.failedFuture(invalid);
         }
         return head().thenCompose(head -> {
-            purgatory.advance(head.committedEnd());
             return readWithin(view, fromOffset, maxEntries, maxBytes, mode, head.readableRange());
         });
     }
@@ -393,9 +373,5 @@ public final class NereusStream {
             }).thenCompose(f -> f);
         }
         return CompletableFuture.completedFuture(st.result());
-    }
-
-    void close(Throwable why) {
-        purgatory.failAll(why);
     }
 }

@@ -72,7 +72,7 @@ public final class StreamStorage implements AutoCloseable {
             return CompletableFuture.failedFuture(new NereusException(ErrorCode.CLOSED, Map.of()));
         }
         CompletableFuture<NereusStream> f = streams.computeIfAbsent(managedLedgerName, name -> metadata.catalog().openStream(name)
-                .thenApply(entry -> new NereusStream(entry, metadata, writer, resolver, tail, writerId, scheduler)));
+                .thenApply(entry -> new NereusStream(entry, metadata, writer, resolver, tail, writerId)));
         f.whenComplete((s, t) -> {
             if (t != null) {
                 streams.remove(managedLedgerName, f);
@@ -83,7 +83,7 @@ public final class StreamStorage implements AutoCloseable {
 
     /**
      * Deletes the stream of {@code managedLedgerName} (its catalog entry moves to DELETED; opening the name again
-     * creates a new incarnation with new ids) and drops this instance's handle, whose waiters fail NOT_FOUND.
+     * creates a new incarnation with new ids) and drops this instance's handle and its cached tail.
      * Returns the deleted catalog entry, empty when the name was unknown.
      */
     public CompletableFuture<Optional<CatalogEntry>> deleteStream(String managedLedgerName) {
@@ -92,10 +92,7 @@ public final class StreamStorage implements AutoCloseable {
         }
         CompletableFuture<NereusStream> handle = streams.remove(managedLedgerName);
         if (handle != null) {
-            handle.thenAccept(s -> {
-                tail.invalidate(s.id());
-                s.close(new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", s.id())));
-            });
+            handle.thenAccept(s -> tail.invalidate(s.id()));
         }
         return metadata.catalog().deleteStream(managedLedgerName);
     }
@@ -120,8 +117,6 @@ public final class StreamStorage implements AutoCloseable {
     public void close() {
         closed = true;
         writer.close();
-        NereusException why = new NereusException(ErrorCode.CLOSED, Map.of());
-        streams.values().forEach(f -> f.thenAccept(s -> s.close(why)));
         reader.close();
         scheduler.shutdownNow();
     }

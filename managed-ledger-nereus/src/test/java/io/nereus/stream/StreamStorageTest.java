@@ -239,17 +239,6 @@ class StreamStorageTest {
     }
 
     @Test
-    void waitForCommitted_isCompletedByTheCommit() {
-        NereusStream s = await(storage("broker-a").openStream("tail"));
-        await(s.acquireWriter());
-        CompletableFuture<Long> waiting = s.waitForCommitted(1, Duration.ofSeconds(30));
-        await(s.append(List.of(AppendEntry.of(payload("0")))));
-        assertThat(waiting).isNotDone();
-        await(s.append(List.of(AppendEntry.of(payload("1")))));
-        assertThat(await(waiting)).isEqualTo(2);
-    }
-
-    @Test
     void read_belowTrim_returnsOffsetTrimmed() {
         NereusStream s = await(storage("broker-a").openStream("trimmed"));
         await(s.acquireWriter());

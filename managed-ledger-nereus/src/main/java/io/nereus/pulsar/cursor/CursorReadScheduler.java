@@ -63,17 +63,17 @@ final class CursorReadScheduler {
                 state.readCompleted(start, batch.nextOffset());
                 return CompletableFuture.completedFuture(batch.entries());
             }
-            ManagedLedgerException mapped = PulsarErrors.map(error);
+            Throwable failure = PulsarErrors.unwrap(error); // the host's failures are mapped already
             long skipTo = Math.min(start.from() + count, host.committedEnd());
-            if (mapped instanceof ManagedLedgerException.NonRecoverableLedgerException
+            if (failure instanceof ManagedLedgerException.NonRecoverableLedgerException
                     && host.config().isAutoSkipNonRecoverableData() && skipTo > start.from()) {
                 // Pulsar's autoSkipNonRecoverableData: step over the unreadable entries and go on reading
                 LOG.warn("cursor {} of {} skips unreadable entries [{}, {}): {}", cursorName, host.name(),
-                        start.from(), skipTo, mapped.getMessage());
+                        start.from(), skipTo, failure.getMessage());
                 state.readCompleted(start, skipTo);
                 return read(count, maxSizeBytes, maxPosition, skip);
             }
-            return CompletableFuture.<List<Entry>>failedFuture(mapped);
+            return CompletableFuture.<List<Entry>>failedFuture(failure);
         }).thenCompose(f -> f).whenComplete((v, t) -> pendingReads.decrementAndGet());
     }
 
@@ -114,7 +114,7 @@ final class CursorReadScheduler {
         }
         CompletableFuture<Void> trigger = host.whenCommittedBeyond(w.waitBeyond);
         w.trigger = trigger;
-        trigger.whenCompleteAsync((v, t) -> wake(w, t), host.executor());
+        trigger.whenComplete((v, t) -> wake(w, t)); // the host completes it on its executor
         return w.result;
     }
 

@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.Entry;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
@@ -60,31 +61,85 @@ final class CursorReads {
      */
     CompletableFuture<Batch> readUnacked(long from, long endExclusive, int maxEntries, long maxBytes,
             Predicate<Position> skip) {
-        return readLoop(new ArrayList<>(), 0, acks.nextUndeleted(from), endExclusive, maxEntries, maxBytes, skip);
+        return readLoop(new UnackedRead(acks.nextUndeleted(from), endExclusive, maxEntries, maxBytes, skip));
     }
 
-    private CompletableFuture<Batch> readLoop(List<Entry> got, long bytes, long from, long end, int maxEntries,
-            long maxBytes, Predicate<Position> skip) {
-        long limit = Math.min(end, host.committedEnd());
-        boolean bytesLeft = maxBytes < 0 || got.isEmpty() || bytes < maxBytes;
-        if (got.size() >= maxEntries || from >= limit || !bytesLeft) {
-            return CompletableFuture.completedFuture(new Batch(got, from));
+    /**
+     * Reads run after run until {@code read} is finished. A host read that is already complete (a tail-cache
+     * hit) is taken in this loop, so a read over many acknowledged holes neither recurses nor hops threads; only
+     * a host read still in flight continues from its completion.
+     */
+    private CompletableFuture<Batch> readLoop(UnackedRead read) {
+        while (true) {
+            Batch finished = read.finished();
+            if (finished != null) {
+                return CompletableFuture.completedFuture(finished);
+            }
+            CompletableFuture<List<Entry>> run = host.read(read.from, read.count(), read.byteBudget());
+            boolean inline = run.isDone();
+            CompletableFuture<Batch> step = run.handle(read::accept);
+            if (!inline) {
+                return step.thenCompose(b -> b != null ? CompletableFuture.completedFuture(b) : readLoop(read));
+            }
+            if (step.isCompletedExceptionally() || step.getNow(null) != null) {
+                return step;
+            }
         }
-        // stop each read before the next deleted range, so acknowledged entries are not fetched at all
-        long runEnd = Math.min(limit, acks.nextDeletedStart(from));
-        int count = (int) Math.min(maxEntries - got.size(), Math.max(1, runEnd - from));
-        long byteBudget = maxBytes < 0 ? Long.MAX_VALUE : Math.max(0, maxBytes - bytes);
-        return host.read(from, count, byteBudget).handle((entries, error) -> {
+    }
+
+    /**
+     * One {@link #readUnacked} in progress: the entries collected so far and where the next run starts. Used by
+     * one read at a time (runs are sequential).
+     */
+    private final class UnackedRead {
+        private final List<Entry> got = new ArrayList<>();
+        private final long end;
+        private final int maxEntries;
+        private final long maxBytes;
+        private final Predicate<Position> skip;
+        private long bytes;
+        private long from;
+        private long limit;
+
+        UnackedRead(long from, long end, int maxEntries, long maxBytes, Predicate<Position> skip) {
+            this.from = from;
+            this.end = end;
+            this.maxEntries = maxEntries;
+            this.maxBytes = maxBytes;
+            this.skip = skip;
+        }
+
+        /** The batch when nothing more is to be read, else null (the limit is taken anew each run). */
+        Batch finished() {
+            limit = Math.min(end, host.committedEnd());
+            boolean bytesLeft = maxBytes < 0 || got.isEmpty() || bytes < maxBytes;
+            return got.size() >= maxEntries || from >= limit || !bytesLeft ? new Batch(got, from) : null;
+        }
+
+        /** Entries of the next run: up to the next deleted range, so acknowledged entries are not fetched. */
+        int count() {
+            long runEnd = Math.min(limit, acks.nextDeletedStart(from));
+            return (int) Math.min(maxEntries - got.size(), Math.max(1, runEnd - from));
+        }
+
+        long byteBudget() {
+            return maxBytes < 0 ? Long.MAX_VALUE : Math.max(0, maxBytes - bytes);
+        }
+
+        /**
+         * Takes one run's result: the batch when the read ends here, null when the next run follows. A failure
+         * after entries were collected returns those (as Pulsar does); the host's failure is already mapped.
+         */
+        Batch accept(List<Entry> entries, Throwable error) {
             if (error != null) {
                 if (!got.isEmpty()) {
-                    return CompletableFuture.completedFuture(new Batch(got, from));
+                    return new Batch(got, from);
                 }
-                return CompletableFuture.<Batch>failedFuture(PulsarErrors.map(error));
+                throw error instanceof CompletionException c ? c : new CompletionException(error);
             }
             if (entries.isEmpty()) {
-                return CompletableFuture.completedFuture(new Batch(got, from));
+                return new Batch(got, from);
             }
-            long added = bytes;
             long last = from;
             for (Entry e : entries) {
                 long offset = e.getEntryId();
@@ -93,11 +148,12 @@ final class CursorReads {
                     e.release();
                 } else {
                     got.add(e);
-                    added += e.getLength();
+                    bytes += e.getLength();
                 }
             }
-            return readLoop(got, added, acks.nextUndeleted(last + 1), end, maxEntries, maxBytes, skip);
-        }).thenCompose(f -> f);
+            from = acks.nextUndeleted(last + 1);
+            return null;
+        }
     }
 
     /** The entry at {@code offset}; fails when it is not readable. */
@@ -169,24 +225,52 @@ final class CursorReads {
         return scanLoop(from, condition, batchSize, maxEntries, deadline);
     }
 
+    /** As {@link #readLoop}: batches already read are tested in this loop, without recursion. */
     private CompletableFuture<ScanOutcome> scanLoop(long from, Predicate<Entry> condition, int batchSize,
             long remaining, long deadline) {
-        if (remaining <= 0 || clock.millis() > deadline) {
-            return CompletableFuture.completedFuture(ScanOutcome.ABORTED);
+        Scan scan = new Scan(from, condition, remaining);
+        while (true) {
+            if (scan.remaining <= 0 || clock.millis() > deadline) {
+                return CompletableFuture.completedFuture(ScanOutcome.ABORTED);
+            }
+            long start = acks.nextUndeleted(scan.from);
+            if (start >= host.committedEnd()) {
+                return CompletableFuture.completedFuture(ScanOutcome.COMPLETED);
+            }
+            CompletableFuture<Batch> read = readUnacked(start, Long.MAX_VALUE, batchSize, -1);
+            boolean inline = read.isDone();
+            CompletableFuture<ScanOutcome> step = read.thenApply(batch -> scan.test(start, batch));
+            if (!inline) {
+                return step.thenCompose(o -> o != null ? CompletableFuture.completedFuture(o)
+                        : scanLoop(scan.from, condition, batchSize, scan.remaining, deadline));
+            }
+            if (step.isCompletedExceptionally() || step.getNow(null) != null) {
+                return step;
+            }
         }
-        long start = acks.nextUndeleted(from);
-        if (start >= host.committedEnd()) {
-            return CompletableFuture.completedFuture(ScanOutcome.COMPLETED);
+    }
+
+    /** One {@link #scan} in progress: where it continues and how many entries it may still test. */
+    private static final class Scan {
+        private final Predicate<Entry> condition;
+        private long from;
+        private long remaining;
+
+        Scan(long from, Predicate<Entry> condition, long remaining) {
+            this.from = from;
+            this.condition = condition;
+            this.remaining = remaining;
         }
-        return readUnacked(start, Long.MAX_VALUE, batchSize, -1).thenCompose(batch -> {
-            long left = remaining;
+
+        /** Tests one batch read from {@code start}: the outcome when the scan stops here, else null. */
+        ScanOutcome test(long start, Batch batch) {
             ScanOutcome stop = null;
             try {
                 for (Entry e : batch.entries()) {
                     if (stop != null) {
                         break;
                     }
-                    if (left-- <= 0) {
+                    if (remaining-- <= 0) {
                         stop = ScanOutcome.ABORTED;
                     } else if (!condition.test(e)) {
                         stop = ScanOutcome.USER_INTERRUPTED;
@@ -196,13 +280,14 @@ final class CursorReads {
                 batch.entries().forEach(Entry::release);
             }
             if (stop != null) {
-                return CompletableFuture.completedFuture(stop);
+                return stop;
             }
             if (batch.entries().isEmpty() || batch.nextOffset() <= start) {
-                return CompletableFuture.completedFuture(ScanOutcome.COMPLETED);
+                return ScanOutcome.COMPLETED;
             }
-            return scanLoop(batch.nextOffset(), condition, batchSize, left, deadline);
-        });
+            from = batch.nextOffset();
+            return null;
+        }
     }
 
     /**

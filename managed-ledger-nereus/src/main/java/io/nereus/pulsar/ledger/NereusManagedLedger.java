@@ -16,6 +16,7 @@ import io.nereus.pulsar.cursor.CursorHost;
 import io.nereus.pulsar.cursor.NereusManagedCursor;
 import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;
+import io.nereus.stream.CommitPurgatory;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.ReadResult;
 import io.nereus.stream.StoredEntry;
@@ -115,7 +116,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final long writerEpoch;
     private final CursorStore cursorStore;
     private final Executor executor;
-    private final CommitWaiters waiters;
+    private final CommitPurgatory waiters;
     private final NereusLedgerStats stats;
     private final LedgerTrimmer trimmer;
     private final LedgerCursors cursors = new LedgerCursors(this);
@@ -149,7 +150,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         this.committedBytes = head.cumulativeBytes();
         this.clock = clock;
         this.createdAtMillis = clock.millis();
-        this.waiters = new CommitWaiters(executor, head.committedEnd());
+        this.waiters = new CommitPurgatory(executor, head.committedEnd());
         this.stats = new NereusLedgerStats(this);
         this.trimmer = new LedgerTrimmer(this, factory.metadata(), clock);
         this.properties = new LedgerPropertiesState(cursorStore, stream.id(), writerEpoch, this::checkWritten, p -> {
@@ -272,7 +273,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
                 ? stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START,
                         new OffsetRange(Math.min(trimOffset, end), end))
                 : stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START);
-        return read.handleAsync((r, t) -> {
+        // no hop: the caller (a cursor, asyncReadEntry) delivers the result on the executor once
+        return read.handle((r, t) -> {
                     if (t != null) {
                         stats.recordReadEntriesError();
                         throw new java.util.concurrent.CompletionException(PulsarErrors.map(t));
@@ -288,7 +290,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
                     }
                     stats.addReadEntriesSample(out.size(), bytes);
                     return out;
-                }, executor);
+                });
     }
 
     @Override
