@@ -67,8 +67,8 @@ final class LedgerTrimmer {
     }
 
     private CompletableFuture<Void> runOnce() {
-        NereusManagedLedger.State s = ledger.state();
-        if (s != NereusManagedLedger.State.OPEN && s != NereusManagedLedger.State.TERMINATED) {
+        LedgerState s = ledger.state();
+        if (s != LedgerState.OPEN && s != LedgerState.TERMINATED) {
             return CompletableFuture.completedFuture(null);
         }
         long end = ledger.committedEnd();

@@ -3,7 +3,6 @@ package io.nereus.pulsar.ledger;
 import com.google.common.collect.Range;
 import io.nereus.metadata.CursorStore;
 import io.nereus.metadata.OffsetRange;
-import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.StreamState;
@@ -14,14 +13,9 @@ import io.nereus.pulsar.Sync;
 import io.nereus.pulsar.VirtualLedger;
 import io.nereus.pulsar.cursor.CursorHost;
 import io.nereus.pulsar.cursor.NereusManagedCursor;
-import io.nereus.stream.AppendEntry;
-import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.CommitPurgatory;
 import io.nereus.stream.NereusStream;
-import io.nereus.stream.ReadResult;
-import io.nereus.stream.StoredEntry;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -34,9 +28,6 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.AsyncCallbacks;
 import org.apache.bookkeeper.mledger.Entry;
@@ -48,7 +39,6 @@ import org.apache.bookkeeper.mledger.ManagedLedgerMXBean;
 import org.apache.bookkeeper.mledger.Position;
 import org.apache.bookkeeper.mledger.PositionBound;
 import org.apache.bookkeeper.mledger.PositionFactory;
-import org.apache.bookkeeper.mledger.impl.EntryImpl;
 import org.apache.bookkeeper.mledger.intercept.ManagedLedgerInterceptor;
 import org.apache.bookkeeper.mledger.proto.MLDataFormats.ManagedLedgerInfo.LedgerInfo;
 import org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition;
@@ -65,49 +55,11 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: Pulsar callbacks run on the ledger's ordered executor thread ({@link #executor()}), in the
  * order appends were committed. The lifecycle state and the cursor map are safe for any thread; offsets and
  * counters are published through volatile fields.
- *
- * <pre>
- *   OPEN ──terminate──▶ TERMINATED ──close──▶ CLOSED
- *     │                                          ▲
- *     ├──fenced by a newer writer──▶ FENCED ──close──┘   (appends fail; reads continue until close)
- *     ├──close──▶ CLOSED
- *     └──delete (from any but DELETED)──▶ DELETED
- * </pre>
+ * The lifecycle is {@link LedgerState}.
  */
 final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private static final Logger LOG = LoggerFactory.getLogger(NereusManagedLedger.class);
     static final String MIGRATED_PROPERTY = "migrated";
-
-    /**
-     * The ledger's lifecycle (diagram on the class); {@link #canTransitionTo} is the one table of allowed moves
-     * and {@link NereusManagedLedger#transition} the one place that makes them. FENCED is reached only from OPEN
-     * (a terminated ledger appends nothing a newer writer could refuse); CLOSED may be entered again by a second
-     * close; DELETED is final.
-     */
-    enum State {
-        OPEN("LedgerOpened"), TERMINATED("Terminated"), FENCED("Fenced"), CLOSED("Closed"), DELETED("Closed");
-
-        private final String pulsarName;
-
-        State(String pulsarName) {
-            this.pulsarName = pulsarName;
-        }
-
-        boolean canTransitionTo(State next) {
-            return switch (this) {
-                case OPEN -> next != OPEN;
-                case TERMINATED -> next == CLOSED || next == DELETED;
-                case FENCED -> next == CLOSED || next == DELETED;
-                case CLOSED -> next == CLOSED || next == DELETED;
-                case DELETED -> false;
-            };
-        }
-
-        /** The name stock Pulsar reports for the same state in internal stats. */
-        String pulsarName() {
-            return pulsarName;
-        }
-    }
 
     private final NereusManagedLedgerFactory factory;
     private final String name;
@@ -120,20 +72,18 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final NereusLedgerStats stats;
     private final LedgerTrimmer trimmer;
     private final LedgerCursors cursors = new LedgerCursors(this);
+    private final LedgerReads reads;
+    private final LedgerAppends appends;
     private final LedgerPropertiesState properties;
-    private final AtomicInteger pendingAdds = new AtomicInteger();
-    private final AtomicLong entriesAdded = new AtomicLong();
     private final long createdAtMillis;
     private volatile ManagedLedgerConfig config;
-    private volatile State state = State.OPEN;
+    private volatile LedgerState state = LedgerState.OPEN;
     private volatile long committedEnd;
     private volatile long trimOffset;
     private final Clock clock;
-    private volatile long committedBytes;
     private CompletableFuture<Void> terminated;
     private CompletableFuture<Void> closed;
     private CompletableFuture<Void> deleted;
-    private CompletableFuture<?> lastAdd = CompletableFuture.completedFuture(null);
 
     private NereusManagedLedger(NereusManagedLedgerFactory factory, String name, ManagedLedgerConfig config,
             NereusStream stream, long writerEpoch, StreamHead head, Executor executor, Clock clock) {
@@ -147,11 +97,12 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         this.executor = executor;
         this.committedEnd = head.committedEnd();
         this.trimOffset = head.trimOffset();
-        this.committedBytes = head.cumulativeBytes();
         this.clock = clock;
         this.createdAtMillis = clock.millis();
         this.waiters = new CommitPurgatory(executor, head.committedEnd());
         this.stats = new NereusLedgerStats(this);
+        this.reads = new LedgerReads(this, stream, stats);
+        this.appends = new LedgerAppends(this, stream, stats, executor, head.cumulativeBytes());
         this.trimmer = new LedgerTrimmer(this, factory.metadata(), clock);
         this.properties = new LedgerPropertiesState(cursorStore, stream.id(), writerEpoch, this::checkWritten, p -> {
             ManagedLedgerInterceptor interceptor = this.config.getManagedLedgerInterceptor();
@@ -160,7 +111,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             }
         });
         if (head.state() == StreamState.SEALED) {
-            transition(State.TERMINATED);
+            transition(LedgerState.TERMINATED);
             terminated = CompletableFuture.completedFuture(null);
         }
     }
@@ -251,46 +202,12 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public boolean isTerminated() {
-        return state == State.TERMINATED;
+        return state == LedgerState.TERMINATED;
     }
 
     @Override
     public CompletableFuture<List<Entry>> read(long from, int maxEntries, long maxBytes) {
-        if (state == State.DELETED) {
-            return CompletableFuture.failedFuture(new ManagedLedgerException.ManagedLedgerNotFoundException(
-                    "managed ledger " + name + " was deleted"));
-        }
-        long end = committedEnd;
-        if (from >= end) {
-            return CompletableFuture.completedFuture(List.of());
-        }
-        int entries = Math.max(1, (int) Math.min(maxEntries, end - from));
-        long byteLimit = Math.max(0, maxBytes);
-        State s = state;
-        // As the stream's writer this ledger knows its readable range (it committed everything below its
-        // committed end and is the only one that trims): no metadata read. A fenced ledger asks the head.
-        CompletableFuture<ReadResult> read = s == State.OPEN || s == State.TERMINATED
-                ? stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START,
-                        new OffsetRange(Math.min(trimOffset, end), end))
-                : stream.read(ReadView.COMMITTED, from, entries, byteLimit, BoundaryMode.EXACT_START);
-        // no hop: the caller (a cursor, asyncReadEntry) delivers the result on the executor once
-        return read.handle((r, t) -> {
-                    if (t != null) {
-                        stats.recordReadEntriesError();
-                        throw new java.util.concurrent.CompletionException(PulsarErrors.map(t));
-                    }
-                    List<Entry> out = new ArrayList<>(r.entries().size());
-                    long bytes = 0;
-                    for (StoredEntry e : r.entries()) {
-                        if (e.range().start() >= end) {
-                            break;
-                        }
-                        out.add(EntryImpl.create(ledgerId, e.range().start(), e.payload()));
-                        bytes += e.payload().length;
-                    }
-                    stats.addReadEntriesSample(out.size(), bytes);
-                    return out;
-                });
+        return reads.read(from, maxEntries, maxBytes);
     }
 
     @Override
@@ -311,7 +228,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public double averageEntryBytes() {
         long end = committedEnd;
-        return end == 0 ? 0 : (double) committedBytes / end;
+        return end == 0 ? 0 : (double) appends.committedBytes() / end;
     }
 
     @Override
@@ -379,10 +296,10 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
                 if (t != null) {
                     callback.addFailed(PulsarErrors.map(t), ctx);
                 } else {
-                    callback.addComplete(position, op.data, ctx);
+                    callback.addComplete(position, op.getData(), ctx);
                 }
             } finally {
-                op.data.release();
+                op.getData().release();
             }
         });
     }
@@ -392,93 +309,26 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return add(op, numberOfMessages);
     }
 
-    /**
-     * Appends one entry; completes on the ledger's executor in commit order. The state check and the hand-off to
-     * the stream happen under this ledger's monitor, so terminate sees every append that passed the check.
-     */
     private CompletableFuture<Position> add(AddOperation op, int numberOfMessages) {
-        ManagedLedgerInterceptor interceptor = config.getManagedLedgerInterceptor();
-        long started = System.nanoTime();
-        CompletableFuture<io.nereus.metadata.OffsetRange> appended;
-        byte[] bytes;
-        synchronized (this) {
-            State s = state;
-            if (s != State.OPEN) {
-                stats.recordAddEntryError();
-                return failedOnExecutor(stateError(s));
-            }
-            try {
-                if (interceptor != null) {
-                    interceptor.beforeAddEntry(op, numberOfMessages);
-                }
-                bytes = ByteBufUtil.getBytes(op.data);
-            } catch (RuntimeException e) {
-                return failedOnExecutor(new ManagedLedgerException.ManagedLedgerInterceptException(e));
-            }
-            pendingAdds.incrementAndGet();
-            appended = stream.append(List.of(AppendEntry.of(bytes)));
-            lastAdd = appended;
-        }
-        return appended.handleAsync((range, t) -> {
-            pendingAdds.decrementAndGet();
-            if (t != null) {
-                stats.recordAddEntryError();
-                if (interceptor != null) {
-                    interceptor.afterFailedAddEntry(numberOfMessages);
-                }
-                ManagedLedgerException e = PulsarErrors.map(t);
-                if (e instanceof ManagedLedgerException.ManagedLedgerFencedException && transition(State.FENCED)) {
-                    LOG.warn("Managed ledger fenced by a newer writer name={} stream={}", name, streamId());
-                }
-                throw new java.util.concurrent.CompletionException(e);
-            }
-            committedBytes += bytes.length;
-            entriesAdded.incrementAndGet();
-            if (range.end() > committedEnd) {
-                committedEnd = range.end();
-            }
-            waiters.advance(range.end());
-            long micros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - started);
-            stats.addAddEntrySample(bytes.length);
-            stats.addAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
-            stats.addLedgerAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
-            return PositionFactory.create(ledgerId, range.start());
-        }, executor);
+        return appends.add(op, numberOfMessages, config.getManagedLedgerInterceptor());
     }
 
-    private <T> CompletableFuture<T> failedOnExecutor(Throwable t) {
-        CompletableFuture<T> f = new CompletableFuture<>();
-        executor.execute(() -> f.completeExceptionally(t));
-        return f;
+    /** An append committed {@code range}: the committed end moves and the readers parked below it wake. */
+    void committed(OffsetRange range) {
+        if (range.end() > committedEnd) {
+            committedEnd = range.end();
+        }
+        waiters.advance(range.end());
     }
 
-    /** The add handed to an interceptor, which may replace the data (broker entry metadata). */
-    private static final class AddOperation implements ManagedLedgerInterceptor.AddEntryOperation {
-        private ByteBuf data;
-        private final Object ctx;
-
-        AddOperation(ByteBuf data, Object ctx) {
-            this.data = data;
-            this.ctx = ctx;
-        }
-
-        @Override
-        public ByteBuf getData() {
-            return data;
-        }
-
-        @Override
-        public void setData(ByteBuf data) {
-            this.data = data;
-        }
-
-        @Override
-        public Object getCtx() {
-            return ctx;
+    /** An append was refused because a newer writer holds the stream. */
+    void fencedByNewerWriter() {
+        if (transition(LedgerState.FENCED)) {
+            LOG.warn("Managed ledger fenced by a newer writer name={} stream={}", name, streamId());
         }
     }
 
-    private ManagedLedgerException stateError(State s) {
+    ManagedLedgerException stateError(LedgerState s) {
         return switch (s) {
             case TERMINATED -> new ManagedLedgerException.ManagedLedgerTerminatedException(
                     "managed ledger " + name + " is terminated");
@@ -530,8 +380,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     private CompletableFuture<NereusManagedCursor> openCursorAsync(String cursorName, InitialPosition initial,
             Map<String, Long> props, Map<String, String> cursorProperties) {
-        State s = state;
-        if (s == State.CLOSED || s == State.DELETED) {
+        LedgerState s = state;
+        if (s == LedgerState.CLOSED || s == LedgerState.DELETED) {
             return CompletableFuture.failedFuture(stateError(s));
         }
         return cursors.openDurable(cursorName, initial, props, cursorProperties);
@@ -551,8 +401,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public ManagedCursor newNonDurableCursor(Position startPosition, String cursorName,
             InitialPosition initialPosition, boolean isReadCompacted) throws ManagedLedgerException {
-        State s = state;
-        if (s == State.CLOSED || s == State.DELETED) {
+        LedgerState s = state;
+        if (s == LedgerState.CLOSED || s == LedgerState.DELETED) {
             throw stateError(s);
         }
         return cursors.nonDurable(cursorName, startPosition, initialPosition, isReadCompacted);
@@ -727,13 +577,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     CompletableFuture<Entry> readOne(long offset) {
-        return read(offset, 1, Long.MAX_VALUE).thenApply(l -> {
-            if (l.isEmpty()) {
-                throw new java.util.concurrent.CompletionException(new ManagedLedgerException.NonRecoverableLedgerException(
-                        "entry " + offset + " of " + name + " could not be read"));
-            }
-            return l.get(0);
-        });
+        return reads.readOne(offset);
     }
 
     /**
@@ -743,34 +587,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public CompletableFuture<Position> getLastDispatchablePosition(Predicate<Entry> predicate,
             Position startPosition) {
-        CompletableFuture<Position> result = new CompletableFuture<>();
-        reverseFind(predicate, startPosition, result);
-        return result;
-    }
-
-    private void reverseFind(Predicate<Entry> predicate, Position position, CompletableFuture<Position> result) {
-        if (!isValidPosition(position)) {
-            result.complete(position);
-            return;
-        }
-        readOne(position.getEntryId()).whenComplete((e, t) -> {
-            if (t != null) {
-                result.completeExceptionally(PulsarErrors.map(t));
-                return;
-            }
-            try {
-                if (predicate.test(e)) {
-                    result.complete(e.getPosition());
-                    return;
-                }
-            } catch (RuntimeException ex) {
-                result.completeExceptionally(ex);
-                return;
-            } finally {
-                e.release();
-            }
-            reverseFind(predicate, getPreviousPosition(position), result);
-        });
+        return reads.newestAtOrBefore(predicate, startPosition);
     }
 
     /**
@@ -808,11 +625,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
      */
     private synchronized CompletableFuture<Position> terminateAsync() {
         if (terminated == null) {
-            State s = state;
-            if (s != State.OPEN) {
+            LedgerState s = state;
+            if (s != LedgerState.OPEN) {
                 return CompletableFuture.failedFuture(stateError(s));
             }
-            transition(State.TERMINATED);
+            CompletableFuture<?> lastAdd = appends.stopAccepting(() -> transition(LedgerState.TERMINATED));
             terminated = lastAdd.handle((r, t) -> null)
                     .thenCompose(ignored -> factory.metadata().streams().seal(streamId(), writerEpoch))
                     .thenAccept(head -> {
@@ -828,7 +645,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public CompletableFuture<Position> asyncMigrate() {
         return setPropertiesAsync(Map.of(MIGRATED_PROPERTY, "true"), false).thenCompose(ignored ->
-                state == State.TERMINATED ? CompletableFuture.completedFuture(getLastConfirmedEntry())
+                state == LedgerState.TERMINATED ? CompletableFuture.completedFuture(getLastConfirmedEntry())
                         : terminateAsync());
     }
 
@@ -852,7 +669,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
      * Moves the lifecycle state to {@code next} if {@link State#canTransitionTo} allows it from the current one;
      * false (nothing changed) otherwise. Safe from any thread.
      */
-    private synchronized boolean transition(State next) {
+    private synchronized boolean transition(LedgerState next) {
         if (!state.canTransitionTo(next)) {
             return false;
         }
@@ -869,11 +686,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (closed != null) {
             return closed;
         }
-        if (state == State.DELETED) {
+        if (state == LedgerState.DELETED) {
             closed = CompletableFuture.completedFuture(null);
             return closed;
         }
-        transition(State.CLOSED);
+        transition(LedgerState.CLOSED);
         CompletableFuture<Void> cursorsClosed = cursors.closeAll();
         waiters.releaseAll();
         closed = cursorsClosed.whenComplete((v, t) -> {
@@ -902,7 +719,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (deleted != null) {
             return deleted;
         }
-        transition(State.DELETED);
+        transition(LedgerState.DELETED);
         ManagedLedgerException why = new ManagedLedgerException.ManagedLedgerNotFoundException(
                 "managed ledger " + name + " was deleted");
         cursors.failAll(why);
@@ -1020,7 +837,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         }
     }
 
-    State state() {
+    LedgerState state() {
         return state;
     }
 
@@ -1112,7 +929,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public int getPendingAddEntriesCount() {
-        return pendingAdds.get();
+        return appends.pending();
     }
 
     /** Nereus keeps one tail cache per broker, not one per ledger; this ledger holds no cache of its own. */
@@ -1148,28 +965,28 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public CompletableFuture<ManagedLedgerInternalStats> getManagedLedgerInternalStats(boolean includeLedgerMetadata) {
-        ManagedLedgerInternalStats s = new ManagedLedgerInternalStats();
-        s.entriesAddedCounter = entriesAdded.get();
-        s.numberOfEntries = getNumberOfEntries();
-        s.totalSize = getTotalSize();
-        s.currentLedgerEntries = s.numberOfEntries;
-        s.currentLedgerSize = s.totalSize;
-        s.lastLedgerCreatedTimestamp = java.time.Instant.ofEpochMilli(createdAtMillis).toString();
-        s.waitingCursorsCount = waiters.size();
-        s.pendingAddEntriesCount = pendingAdds.get();
-        s.lastConfirmedEntry = getLastConfirmedEntry().toString();
-        s.state = state.pulsarName();
-        ManagedLedgerInternalStats.LedgerInfo li = new ManagedLedgerInternalStats.LedgerInfo();
-        li.ledgerId = ledgerId;
-        li.entries = s.numberOfEntries;
-        li.size = s.totalSize;
-        li.offloaded = false;
-        if (includeLedgerMetadata) {
-            li.metadata = "nereus stream " + streamId() + " incarnation " + stream.catalog().incarnation()
-                    + ", entries [" + trimOffset + ", " + committedEnd + "), writer epoch " + writerEpoch;
-        }
-        s.ledgers = List.of(li);
-        s.cursors = cursors.stats();
-        return CompletableFuture.completedFuture(s);
+        return CompletableFuture.completedFuture(LedgerInternalStats.of(this, includeLedgerMetadata));
+    }
+
+    long entriesAdded() {
+        return appends.entriesAdded();
+    }
+
+    long createdAtMillis() {
+        return createdAtMillis;
+    }
+
+    int waitingReaders() {
+        return waiters.size();
+    }
+
+    LedgerCursors cursors() {
+        return cursors;
+    }
+
+    /** What internal stats show as the ledger's metadata: the stream incarnation and its range. */
+    String describeStream() {
+        return "nereus stream " + streamId() + " incarnation " + stream.catalog().incarnation() + ", entries ["
+                + trimOffset + ", " + committedEnd + "), writer epoch " + writerEpoch;
     }
 }

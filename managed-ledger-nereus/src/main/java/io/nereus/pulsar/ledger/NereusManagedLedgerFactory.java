@@ -156,8 +156,8 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
                     NereusManagedLedger.open(this, n, config, executor.chooseThread(n), clock)
                             .thenCompose(ml -> topicNodes.ensure(n).thenApply(v -> ml)));
             if (f.isDone() && !f.isCompletedExceptionally()) {
-                NereusManagedLedger.State s = f.join().state();
-                if (s != NereusManagedLedger.State.OPEN && s != NereusManagedLedger.State.TERMINATED) {
+                LedgerState s = f.join().state();
+                if (s != LedgerState.OPEN && s != LedgerState.TERMINATED) {
                     ledgers.remove(name, f); // fenced, closed or deleted: open a fresh one
                     continue;
                 }

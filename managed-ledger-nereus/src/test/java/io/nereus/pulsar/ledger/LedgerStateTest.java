@@ -2,16 +2,15 @@ package io.nereus.pulsar.ledger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.nereus.pulsar.ledger.NereusManagedLedger.State;
 import java.util.EnumSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The managed ledger's lifecycle table, move by move. */
 class LedgerStateTest {
-    private static Set<State> next(State from) {
-        Set<State> out = EnumSet.noneOf(State.class);
-        for (State to : State.values()) {
+    private static Set<LedgerState> next(LedgerState from) {
+        Set<LedgerState> out = EnumSet.noneOf(LedgerState.class);
+        for (LedgerState to : LedgerState.values()) {
             if (from.canTransitionTo(to)) {
                 out.add(to);
             }
@@ -21,25 +20,25 @@ class LedgerStateTest {
 
     @Test
     void open_mayBeTerminatedFencedClosedOrDeleted() {
-        assertThat(next(State.OPEN)).containsExactlyInAnyOrder(State.TERMINATED, State.FENCED, State.CLOSED,
-                State.DELETED);
+        assertThat(next(LedgerState.OPEN)).containsExactlyInAnyOrder(LedgerState.TERMINATED, LedgerState.FENCED,
+                LedgerState.CLOSED, LedgerState.DELETED);
     }
 
     @Test
     void terminatedAndFenced_mayOnlyCloseOrBeDeleted() {
-        assertThat(next(State.TERMINATED)).containsExactlyInAnyOrder(State.CLOSED, State.DELETED);
-        assertThat(next(State.FENCED)).containsExactlyInAnyOrder(State.CLOSED, State.DELETED);
+        assertThat(next(LedgerState.TERMINATED)).containsExactlyInAnyOrder(LedgerState.CLOSED, LedgerState.DELETED);
+        assertThat(next(LedgerState.FENCED)).containsExactlyInAnyOrder(LedgerState.CLOSED, LedgerState.DELETED);
     }
 
     @Test
     void closed_mayCloseAgainOrBeDeleted_deletedIsFinal() {
-        assertThat(next(State.CLOSED)).containsExactlyInAnyOrder(State.CLOSED, State.DELETED);
-        assertThat(next(State.DELETED)).isEmpty();
+        assertThat(next(LedgerState.CLOSED)).containsExactlyInAnyOrder(LedgerState.CLOSED, LedgerState.DELETED);
+        assertThat(next(LedgerState.DELETED)).isEmpty();
     }
 
     @Test
     void pulsarNames_areStockStateNames() {
-        assertThat(State.OPEN.pulsarName()).isEqualTo("LedgerOpened");
-        assertThat(State.DELETED.pulsarName()).isEqualTo("Closed");
+        assertThat(LedgerState.OPEN.pulsarName()).isEqualTo("LedgerOpened");
+        assertThat(LedgerState.DELETED.pulsarName()).isEqualTo("Closed");
     }
 }

@@ -253,7 +253,7 @@ class NereusManagedLedgerTest {
      * once, so a read taking thousands of runs must loop, not recurse (a recursive read overflows the stack).
      */
     @Test
-    void readEntries_overThousandsOfAcknowledgedHoles_returnsEveryUnacknowledgedEntry() throws Exception {
+    void reads_overThousandsOfCachedEntriesOneRunEach_loopInsteadOfRecursing() throws Exception {
         ManagedLedger ml = await(openAsync(broker("b1"), "holes"));
         int n = 20_000;
         CompletableFuture<Void> all = new CompletableFuture<>();
@@ -295,6 +295,10 @@ class NereusManagedLedgerTest {
             return true;
         }, 1, Long.MAX_VALUE, 60_000))).isEqualTo(ScanOutcome.COMPLETED);
         assertThat(tested).hasValue(n / 2);
+        // and the backwards walk for the last dispatchable position over every entry, one at a time
+        Position first = PositionFactory.create(ml.getLastConfirmedEntry().getLedgerId(), 0);
+        assertThat(await(ml.getLastDispatchablePosition(e -> e.getEntryId() == 0, ml.getLastConfirmedEntry())))
+                .isEqualTo(first);
     }
 
     @Test
