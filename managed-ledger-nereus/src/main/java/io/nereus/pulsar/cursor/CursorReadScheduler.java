@@ -53,15 +53,15 @@ final class CursorReadScheduler {
         CursorAckState.ReadStart start = state.readStart();
         long end = state.endExclusive(maxPosition);
         pendingReads.incrementAndGet();
-        return reads.readUnacked(start.from(), end, count, maxSizeBytes, skip).handle((batch, error) -> {
+        return reads.readUnacked(start.from(), end, count, maxSizeBytes, skip).handle((read, error) -> {
             if (error == null) {
                 long bytes = 0;
-                for (Entry e : batch.entries()) {
+                for (Entry e : read.entries()) {
                     bytes += e.getLength();
                 }
-                addReadStats(batch.entries().size(), bytes);
-                state.readCompleted(start, batch.nextOffset());
-                return CompletableFuture.completedFuture(batch.entries());
+                addReadStats(read.entries().size(), bytes);
+                state.readCompleted(start, read.nextOffset());
+                return CompletableFuture.completedFuture(read.entries());
             }
             Throwable failure = PulsarErrors.unwrap(error); // the host's failures are mapped already
             long skipTo = Math.min(start.from() + count, host.committedEnd());

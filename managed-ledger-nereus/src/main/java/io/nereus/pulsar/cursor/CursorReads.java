@@ -16,7 +16,7 @@ import org.apache.bookkeeper.mledger.Position;
 import org.apache.bookkeeper.mledger.ScanOutcome;
 
 /**
- * The reads a cursor makes over its host, none of which move the cursor: batch reads that skip acknowledged
+ * The reads a cursor makes over its host, none of which move the cursor: reads of several entries that skip acknowledged
  * entries, single-entry reads, the newest-matching binary search, scans and replays. Entries dropped here are
  * released here; entries returned belong to the caller. Stateless apart from the host and the acknowledgement
  * view, so safe from any thread.
@@ -33,7 +33,7 @@ final class CursorReads {
     }
 
     /** Entries read and the offset a cursor continues from. */
-    record Batch(List<Entry> entries, long nextOffset) {
+    record EntriesRead(List<Entry> entries, long nextOffset) {
     }
 
     private final CursorHost host;
@@ -51,7 +51,7 @@ final class CursorReads {
      * first, about {@code maxBytes} bytes (negative: no byte limit), skipping acknowledged ones. When a read
      * fails after entries were collected, those are returned (as Pulsar does).
      */
-    CompletableFuture<Batch> readUnacked(long from, long endExclusive, int maxEntries, long maxBytes) {
+    CompletableFuture<EntriesRead> readUnacked(long from, long endExclusive, int maxEntries, long maxBytes) {
         return readUnacked(from, endExclusive, maxEntries, maxBytes, null);
     }
 
@@ -59,7 +59,7 @@ final class CursorReads {
      * As {@link #readUnacked(long, long, int, long)}, also dropping (and releasing) entries whose position
      * {@code skip} matches; dropped entries do not count towards {@code maxEntries}.
      */
-    CompletableFuture<Batch> readUnacked(long from, long endExclusive, int maxEntries, long maxBytes,
+    CompletableFuture<EntriesRead> readUnacked(long from, long endExclusive, int maxEntries, long maxBytes,
             Predicate<Position> skip) {
         return readLoop(new UnackedRead(acks.nextUndeleted(from), endExclusive, maxEntries, maxBytes, skip));
     }
@@ -69,15 +69,15 @@ final class CursorReads {
      * hit) is taken in this loop, so a read over many acknowledged holes neither recurses nor hops threads; only
      * a host read still in flight continues from its completion.
      */
-    private CompletableFuture<Batch> readLoop(UnackedRead read) {
+    private CompletableFuture<EntriesRead> readLoop(UnackedRead read) {
         while (true) {
-            Batch finished = read.finished();
+            EntriesRead finished = read.finished();
             if (finished != null) {
                 return CompletableFuture.completedFuture(finished);
             }
             CompletableFuture<List<Entry>> run = host.read(read.from, read.count(), read.byteBudget());
             boolean inline = run.isDone();
-            CompletableFuture<Batch> step = run.handle(read::accept);
+            CompletableFuture<EntriesRead> step = run.handle(read::accept);
             if (!inline) {
                 return step.thenCompose(b -> b != null ? CompletableFuture.completedFuture(b) : readLoop(read));
             }
@@ -109,11 +109,11 @@ final class CursorReads {
             this.skip = skip;
         }
 
-        /** The batch when nothing more is to be read, else null (the limit is taken anew each run). */
-        Batch finished() {
+        /** What was read when nothing more is to be read, else null (the limit is taken anew each run). */
+        EntriesRead finished() {
             limit = Math.min(end, host.committedEnd());
             boolean bytesLeft = maxBytes < 0 || got.isEmpty() || bytes < maxBytes;
-            return got.size() >= maxEntries || from >= limit || !bytesLeft ? new Batch(got, from) : null;
+            return got.size() >= maxEntries || from >= limit || !bytesLeft ? new EntriesRead(got, from) : null;
         }
 
         /** Entries of the next run: up to the next deleted range, so acknowledged entries are not fetched. */
@@ -127,18 +127,18 @@ final class CursorReads {
         }
 
         /**
-         * Takes one run's result: the batch when the read ends here, null when the next run follows. A failure
+         * Takes one run's result: what was read when the read ends here, null when the next run follows. A failure
          * after entries were collected returns those (as Pulsar does); the host's failure is already mapped.
          */
-        Batch accept(List<Entry> entries, Throwable error) {
+        EntriesRead accept(List<Entry> entries, Throwable error) {
             if (error != null) {
                 if (!got.isEmpty()) {
-                    return new Batch(got, from);
+                    return new EntriesRead(got, from);
                 }
                 throw error instanceof CompletionException c ? c : new CompletionException(error);
             }
             if (entries.isEmpty()) {
-                return new Batch(got, from);
+                return new EntriesRead(got, from);
             }
             long last = from;
             for (Entry e : entries) {
@@ -225,7 +225,7 @@ final class CursorReads {
         return scanLoop(from, condition, batchSize, maxEntries, deadline);
     }
 
-    /** As {@link #readLoop}: batches already read are tested in this loop, without recursion. */
+    /** As {@link #readLoop}: entries already read are tested in this loop, without recursion. */
     private CompletableFuture<ScanOutcome> scanLoop(long from, Predicate<Entry> condition, int batchSize,
             long remaining, long deadline) {
         Scan scan = new Scan(from, condition, remaining);
@@ -237,9 +237,9 @@ final class CursorReads {
             if (start >= host.committedEnd()) {
                 return CompletableFuture.completedFuture(ScanOutcome.COMPLETED);
             }
-            CompletableFuture<Batch> read = readUnacked(start, Long.MAX_VALUE, batchSize, -1);
+            CompletableFuture<EntriesRead> read = readUnacked(start, Long.MAX_VALUE, batchSize, -1);
             boolean inline = read.isDone();
-            CompletableFuture<ScanOutcome> step = read.thenApply(batch -> scan.test(start, batch));
+            CompletableFuture<ScanOutcome> step = read.thenApply(r -> scan.test(start, r));
             if (!inline) {
                 return step.thenCompose(o -> o != null ? CompletableFuture.completedFuture(o)
                         : scanLoop(scan.from, condition, batchSize, scan.remaining, deadline));
@@ -262,11 +262,11 @@ final class CursorReads {
             this.remaining = remaining;
         }
 
-        /** Tests one batch read from {@code start}: the outcome when the scan stops here, else null. */
-        ScanOutcome test(long start, Batch batch) {
+        /** Tests the entries read from {@code start}: the outcome when the scan stops here, else null. */
+        ScanOutcome test(long start, EntriesRead read) {
             ScanOutcome stop = null;
             try {
-                for (Entry e : batch.entries()) {
+                for (Entry e : read.entries()) {
                     if (stop != null) {
                         break;
                     }
@@ -277,15 +277,15 @@ final class CursorReads {
                     }
                 }
             } finally {
-                batch.entries().forEach(Entry::release);
+                read.entries().forEach(Entry::release);
             }
             if (stop != null) {
                 return stop;
             }
-            if (batch.entries().isEmpty() || batch.nextOffset() <= start) {
+            if (read.entries().isEmpty() || read.nextOffset() <= start) {
                 return ScanOutcome.COMPLETED;
             }
-            from = batch.nextOffset();
+            from = read.nextOffset();
             return null;
         }
     }
