@@ -114,19 +114,6 @@ final class DurableLog implements AutoCloseable {
         void reached(String point) throws IOException;
     }
 
-    /** A segment file; {@code size} is written only by the flusher thread. */
-    private static final class Segment {
-        final Path path;
-        final long firstVersion;
-        volatile long size;
-
-        Segment(Path path, long firstVersion, long size) {
-            this.path = path;
-            this.firstVersion = firstVersion;
-            this.size = size;
-        }
-    }
-
     private record Pending(LogRecord record, int payloadBytes, CompletableFuture<Void> future) { }
 
     private final Path dir;
@@ -134,9 +121,7 @@ final class DurableLog implements AutoCloseable {
     private final long recoveredVersion;
     private final FileChannel lockChannel;
 
-    /** Guards {@link #segments}, appended to by the flusher (roll) and trimmed by compaction. */
-    private final Object segmentLock = new Object();
-    private final List<Segment> segments = new ArrayList<>();
+    private final LogSegments segments;
 
     private final ReentrantLock queueLock = new ReentrantLock();
     private final Condition queued = queueLock.newCondition();
@@ -172,9 +157,7 @@ final class DurableLog implements AutoCloseable {
         this.lastWrittenVersion = r.lastLoggedVersion();
         this.snapshotVersion = r.snapshotVersion();
         this.active = r.active();
-        for (DurableLogRecovery.Segment s : r.segments()) {
-            segments.add(new Segment(s.path(), s.firstVersion(), s.size()));
-        }
+        this.segments = new LogSegments(dir, r.segments());
         this.flusher = new Thread(this::flushLoop, "nereus-durable-log-flusher");
         this.flusher.setDaemon(true);
     }
@@ -265,13 +248,7 @@ final class DurableLog implements AutoCloseable {
 
     /** Bytes in log segments not yet covered by a snapshot. */
     long logBytes() {
-        synchronized (segmentLock) {
-            long n = 0;
-            for (Segment s : segments) {
-                n += s.size;
-            }
-            return n;
-        }
+        return segments.totalBytes();
     }
 
     /** How many times the flusher has fsynced a batch (tests use it to see group commit). */
@@ -433,7 +410,7 @@ final class DurableLog implements AutoCloseable {
             }
         }
         writeOut(buf.flip());
-        activeSegment().size += total;
+        segments.activeGrew(total);
         active.force(false);
         fsyncs.incrementAndGet();
         lastWrittenVersion = batch.get(batch.size() - 1).record.version();
@@ -451,27 +428,18 @@ final class DurableLog implements AutoCloseable {
         }
     }
 
-    private Segment activeSegment() {
-        synchronized (segmentLock) {
-            return segments.get(segments.size() - 1);
-        }
-    }
-
     /** Rolls to a new segment and starts a compaction when the uncovered log has grown past the threshold. */
     private void rollIfNeeded() throws IOException {
-        Segment current = activeSegment();
+        long current = segments.activeBytes();
         long threshold = options.compactionThresholdBytes();
-        if (current.size <= SEGMENT_HEADER_BYTES || current.size < threshold / 2 || compacting.get()
+        if (current <= SEGMENT_HEADER_BYTES || current < threshold / 2 || compacting.get()
                 || logBytes() < threshold) {
             return;
         }
         long first = lastWrittenVersion + 1;
-        FileChannel next = DurableLogFormat.createSegment(dir, first);
+        FileChannel next = segments.roll(first);
         FileChannel old = active;
         active = next;
-        synchronized (segmentLock) {
-            segments.add(new Segment(dir.resolve(DurableLogFormat.segmentName(first)), first, SEGMENT_HEADER_BYTES));
-        }
         try {
             old.close();
         } catch (IOException e) {
@@ -547,18 +515,7 @@ final class DurableLog implements AutoCloseable {
 
     /** Deletes the snapshots older than {@code version} and the segments wholly at or below it. */
     private long deleteCovered(long version) throws IOException {
-        List<Segment> covered = new ArrayList<>();
-        synchronized (segmentLock) {
-            // segment i ends at segment i+1's first version minus one; the active (last) one is never covered
-            while (segments.size() > 1 && segments.get(1).firstVersion - 1 <= version) {
-                covered.add(segments.remove(0));
-            }
-        }
-        long freed = 0;
-        for (Segment s : covered) {
-            freed += s.size;
-            Files.deleteIfExists(s.path);
-        }
+        long freed = segments.deleteCovered(version);
         try (var files = Files.newDirectoryStream(dir, "snapshot-*.snap")) {
             for (Path p : files) {
                 long v = DurableLogFormat.parseSnapshotName(p.getFileName().toString());
