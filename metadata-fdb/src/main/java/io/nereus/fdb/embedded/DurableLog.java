@@ -20,8 +20,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -114,8 +112,6 @@ final class DurableLog implements AutoCloseable {
         void reached(String point) throws IOException;
     }
 
-    private record Pending(LogRecord record, int payloadBytes, CompletableFuture<Void> future) { }
-
     private final Path dir;
     private final DurableLogOptions options;
     private final long recoveredVersion;
@@ -123,13 +119,7 @@ final class DurableLog implements AutoCloseable {
 
     private final LogSegments segments;
 
-    private final ReentrantLock queueLock = new ReentrantLock();
-    private final Condition queued = queueLock.newCondition();
-    private ArrayList<Pending> queue = new ArrayList<>();   // guarded by queueLock
-    private boolean closing;                                 // guarded by queueLock
-    private long lastAppendedVersion;                        // guarded by queueLock
-
-    private volatile IOException failure;
+    private final AppendQueue queue;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong fsyncs = new AtomicLong();
 
@@ -153,7 +143,7 @@ final class DurableLog implements AutoCloseable {
         this.options = options;
         this.lockChannel = lockChannel;
         this.recoveredVersion = r.recoveredVersion();
-        this.lastAppendedVersion = r.recoveredVersion();
+        this.queue = new AppendQueue(dir, r.recoveredVersion());
         this.lastWrittenVersion = r.lastLoggedVersion();
         this.snapshotVersion = r.snapshotVersion();
         this.active = r.active();
@@ -221,29 +211,7 @@ final class DurableLog implements AutoCloseable {
             throw new IllegalArgumentException("log record of " + payloadBytes + " bytes exceeds the limit of "
                     + MAX_PAYLOAD_BYTES);
         }
-        queueLock.lock();
-        try {
-            if (record.version() <= lastAppendedVersion) {
-                throw new IllegalArgumentException("log record version " + record.version()
-                        + " does not follow version " + lastAppendedVersion);
-            }
-            IOException dead = failure;
-            if (dead != null) {
-                return CompletableFuture.failedFuture(dead);
-            }
-            if (closing) {
-                return CompletableFuture.failedFuture(new IOException("the durable log in " + dir + " is closed"));
-            }
-            lastAppendedVersion = record.version();
-            CompletableFuture<Void> future = new CompletableFuture<>();
-            queue.add(new Pending(record, (int) payloadBytes, future));
-            if (queue.size() == 1) {
-                queued.signal();
-            }
-            return future;
-        } finally {
-            queueLock.unlock();
-        }
+        return queue.add(record, (int) payloadBytes);
     }
 
     /** Bytes in log segments not yet covered by a snapshot. */
@@ -280,13 +248,7 @@ final class DurableLog implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            queueLock.lock();
-            try {
-                closing = true;
-                queued.signalAll();
-            } finally {
-                queueLock.unlock();
-            }
+            queue.close();
             try {
                 hook("closing");
             } catch (IOException | RuntimeException e) {
@@ -344,68 +306,59 @@ final class DurableLog implements AutoCloseable {
     }
 
     private void drainUntilClosed() {
-        ArrayList<Pending> batch = new ArrayList<>();
+        ArrayList<AppendQueue.Pending> batch = new ArrayList<>();
         while (true) {
-            queueLock.lock();
-            try {
-                while (queue.isEmpty() && !closing) {
-                    queued.awaitUninterruptibly();
-                }
-                if (queue.isEmpty()) {
-                    return; // closing, and everything queued has been handled
-                }
-                ArrayList<Pending> taken = queue;
-                queue = batch;
-                batch = taken;
-            } finally {
-                queueLock.unlock();
+            ArrayList<AppendQueue.Pending> taken = queue.take(batch);
+            if (taken == null) {
+                return; // closing, and everything queued has been handled
             }
-            IOException dead = failure;
+            batch = taken;
+            IOException dead = queue.failure();
             if (dead == null) {
                 try {
                     writeBatch(batch);
                 } catch (Throwable t) {
                     dead = t instanceof IOException io ? io : new IOException("durable log write failed", t);
-                    failure = dead;
+                    queue.fail(dead);
                     LOG.error("Durable log write failed in {}; the log is dead and every further append fails", dir, t);
                 }
             }
-            for (Pending p : batch) {
+            for (AppendQueue.Pending p : batch) {
                 if (dead == null) {
-                    p.future.complete(null);
+                    p.future().complete(null);
                 } else {
-                    p.future.completeExceptionally(dead);
+                    p.future().completeExceptionally(dead);
                 }
             }
             batch.clear();
         }
     }
 
-    private void writeBatch(List<Pending> batch) throws IOException {
+    private void writeBatch(List<AppendQueue.Pending> batch) throws IOException {
         TestHook hook = testHook;
         if (hook != null) {
             hook.reached("before-write");
         }
         rollIfNeeded();
         long total = 0;
-        for (Pending p : batch) {
-            total += FRAME_BYTES + p.payloadBytes;
+        for (AppendQueue.Pending p : batch) {
+            total += FRAME_BYTES + p.payloadBytes();
         }
         if (writeBuffer.capacity() < Math.min(total, MAX_BUFFER_BYTES)) {
             writeBuffer = ByteBuffer.allocateDirect(Integer.highestOneBit((int) Math.min(total, MAX_BUFFER_BYTES) - 1) << 1);
         }
         ByteBuffer buf = writeBuffer.clear();
-        for (Pending p : batch) {
-            int bytes = FRAME_BYTES + p.payloadBytes;
+        for (AppendQueue.Pending p : batch) {
+            int bytes = FRAME_BYTES + p.payloadBytes();
             if (buf.remaining() < bytes) {
                 writeOut(buf.flip());
                 buf.clear();
             }
             if (buf.remaining() >= bytes) {
-                DurableLogFormat.encodeRecord(p.record, p.payloadBytes, buf, crc);
+                DurableLogFormat.encodeRecord(p.record(), p.payloadBytes(), buf, crc);
             } else { // a record larger than the buffer gets one of its own
                 ByteBuffer big = ByteBuffer.allocate(bytes);
-                DurableLogFormat.encodeRecord(p.record, p.payloadBytes, big, crc);
+                DurableLogFormat.encodeRecord(p.record(), p.payloadBytes(), big, crc);
                 writeOut(big.flip());
             }
         }
@@ -413,7 +366,7 @@ final class DurableLog implements AutoCloseable {
         segments.activeGrew(total);
         active.force(false);
         fsyncs.incrementAndGet();
-        lastWrittenVersion = batch.get(batch.size() - 1).record.version();
+        lastWrittenVersion = batch.get(batch.size() - 1).record().version();
     }
 
     /** Writes all of {@code buf}; heap buffers in slices, so the JDK's cached temporary direct buffer stays small. */
