@@ -9,9 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
@@ -130,11 +128,7 @@ final class DurableLog implements AutoCloseable {
     private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(1 << 16);
     private final CRC32C crc = new CRC32C();
 
-    private volatile SnapshotSource snapshotSource;
-    private final AtomicBoolean compacting = new AtomicBoolean();
-    private volatile CompletableFuture<Void> compactionDone = CompletableFuture.completedFuture(null);
-    private volatile Thread compactionThread;
-    private volatile long snapshotVersion;
+    private final LogCompactor compactor;
 
     volatile TestHook testHook;
 
@@ -145,9 +139,9 @@ final class DurableLog implements AutoCloseable {
         this.recoveredVersion = r.recoveredVersion();
         this.queue = new AppendQueue(dir, r.recoveredVersion());
         this.lastWrittenVersion = r.lastLoggedVersion();
-        this.snapshotVersion = r.snapshotVersion();
         this.active = r.active();
         this.segments = new LogSegments(dir, r.segments());
+        this.compactor = new LogCompactor(dir, segments, r.snapshotVersion(), closed::get, this::hook);
         this.flusher = new Thread(this::flushLoop, "nereus-durable-log-flusher");
         this.flusher.setDaemon(true);
     }
@@ -194,7 +188,7 @@ final class DurableLog implements AutoCloseable {
 
     /** Set by the engine once, right after open and before any append; compaction needs it. */
     void setSnapshotSource(SnapshotSource source) {
-        this.snapshotSource = Objects.requireNonNull(source, "source");
+        compactor.setSource(source);
     }
 
     /**
@@ -226,12 +220,12 @@ final class DurableLog implements AutoCloseable {
 
     /** The version of the newest snapshot file, 0 when there is none. */
     long snapshotVersion() {
-        return snapshotVersion;
+        return compactor.snapshotVersion();
     }
 
     /** Waits until no compaction is running (tests). */
     void awaitCompaction(long timeout, TimeUnit unit) throws Exception {
-        compactionDone.get(timeout, unit);
+        compactor.awaitIdle(timeout, unit);
     }
 
     /** Closes the active segment's channel under the flusher, so that its next write fails (tests). */
@@ -256,16 +250,16 @@ final class DurableLog implements AutoCloseable {
             }
         }
         Thread me = Thread.currentThread();
-        if (me != flusher && me != compactionThread) {
+        if (me != flusher && me != compactor.thread()) {
             joinUninterruptibly(flusher);
         }
     }
 
     /** Run by the flusher when it stops: waits for compaction, then closes the files. */
     private void shutdown() {
-        Thread compactor = compactionThread;
-        if (compactor != null) {
-            joinUninterruptibly(compactor);
+        Thread compaction = compactor.thread();
+        if (compaction != null) {
+            joinUninterruptibly(compaction);
         }
         try {
             active.close();
@@ -385,7 +379,7 @@ final class DurableLog implements AutoCloseable {
     private void rollIfNeeded() throws IOException {
         long current = segments.activeBytes();
         long threshold = options.compactionThresholdBytes();
-        if (current <= SEGMENT_HEADER_BYTES || current < threshold / 2 || compacting.get()
+        if (current <= SEGMENT_HEADER_BYTES || current < threshold / 2 || compactor.isRunning()
                 || logBytes() < threshold) {
             return;
         }
@@ -399,64 +393,7 @@ final class DurableLog implements AutoCloseable {
             LOG.warn("Failed to close a full segment of the durable log in {}", dir, e); // its data is already fsynced
         }
         LOG.debug("Rolled the durable log in {} to a new segment at version {}", dir, first);
-        SnapshotSource source = snapshotSource;
-        if (source != null) {
-            startCompaction(source, first - 1);
-        } else {
-            LOG.debug("No snapshot source set; the durable log in {} is not compacted", dir);
-        }
-    }
-
-    // ----------------------------------------------------------------------------------------------- compaction
-
-    private void startCompaction(SnapshotSource source, long version) {
-        compacting.set(true);
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        compactionDone = done;
-        Thread t = new Thread(() -> {
-            try {
-                compact(source, version);
-            } finally {
-                compacting.set(false);
-                done.complete(null);
-            }
-        }, "nereus-durable-log-compactor");
-        t.setDaemon(true);
-        compactionThread = t;
-        t.start();
-    }
-
-    private void compact(SnapshotSource source, long version) {
-        Path tmp = dir.resolve(DurableLogFormat.snapshotName(version) + DurableLogFormat.TMP_SUFFIX);
-        Path file = dir.resolve(DurableLogFormat.snapshotName(version));
-        long started = System.nanoTime();
-        try {
-            long entries;
-            try (StateSnapshot snapshot = source.openSnapshot(version)) {
-                entries = DurableLogFormat.writeSnapshot(tmp, version, snapshot, closed::get);
-            }
-            hook("snapshot-written");
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-            DurableLogFormat.fsyncDirectory(dir);
-            snapshotVersion = version;
-            hook("snapshot-renamed");
-            long freed = deleteCovered(version);
-            LOG.info("Compacted the durable log in {}: snapshot at version {} with {} entries, {} log bytes freed, "
-                    + "{} ms", dir, version, entries, freed, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-        } catch (Throwable t) {
-            if (closed.get()) {
-                LOG.info("Abandoned the compaction of the durable log in {} at version {}: the log is closing",
-                        dir, version);
-            } else {
-                LOG.warn("Compaction of the durable log in {} at version {} failed; it is retried at the next roll",
-                        dir, version, t);
-            }
-            try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException e) {
-                LOG.warn("Failed to delete {}", tmp, e);
-            }
-        }
+        compactor.start(first - 1);
     }
 
     private void hook(String point) throws IOException {
@@ -464,20 +401,5 @@ final class DurableLog implements AutoCloseable {
         if (hook != null) {
             hook.reached(point);
         }
-    }
-
-    /** Deletes the snapshots older than {@code version} and the segments wholly at or below it. */
-    private long deleteCovered(long version) throws IOException {
-        long freed = segments.deleteCovered(version);
-        try (var files = Files.newDirectoryStream(dir, "snapshot-*.snap")) {
-            for (Path p : files) {
-                long v = DurableLogFormat.parseSnapshotName(p.getFileName().toString());
-                if (v >= 0 && v < version) {
-                    Files.deleteIfExists(p);
-                }
-            }
-        }
-        DurableLogFormat.fsyncDirectory(dir);
-        return freed;
     }
 }
