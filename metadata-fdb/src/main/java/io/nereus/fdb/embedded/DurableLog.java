@@ -1,24 +1,17 @@
 package io.nereus.fdb.embedded;
 
-import static io.nereus.fdb.embedded.DurableLogFormat.FRAME_BYTES;
 import static io.nereus.fdb.embedded.DurableLogFormat.MAX_PAYLOAD_BYTES;
-import static io.nereus.fdb.embedded.DurableLogFormat.SEGMENT_HEADER_BYTES;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,11 +86,16 @@ import org.slf4j.LoggerFactory;
  * a {@link CorruptLogException} naming the file and byte offset; nothing but leftover {@code .tmp} files is
  * then deleted or truncated. After a successful replay, segments and snapshots made obsolete by the newest
  * snapshot are deleted. The sink's state is meaningless if {@code open} throws.
+ *
+ * <h2>Structure and threads</h2>
+ * This class opens the directory (taking {@code LOCK}), runs {@link DurableLogRecovery}, and then only delegates:
+ * {@link AppendQueue} takes appends from the committing thread, {@link LogFlusher} writes and fsyncs them on the
+ * flusher thread, {@link LogSegments} tracks the segment files, {@link LogCompactor} writes snapshots on the
+ * compaction thread, and {@link DurableLogFormat} encodes everything. {@link #close()} may be called from any
+ * thread; the flusher releases the lock once it has stopped.
  */
 final class DurableLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DurableLog.class);
-    /** The flusher encodes into one direct buffer of up to this size, writing it out whenever it is full. */
-    private static final int MAX_BUFFER_BYTES = 4 << 20;
 
     /** Lets tests pause or fail the log at named points; {@code null} in production. */
     @FunctionalInterface
@@ -111,39 +109,25 @@ final class DurableLog implements AutoCloseable {
     }
 
     private final Path dir;
-    private final DurableLogOptions options;
     private final long recoveredVersion;
     private final FileChannel lockChannel;
-
-    private final LogSegments segments;
-
-    private final AppendQueue queue;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicLong fsyncs = new AtomicLong();
-
-    // Owned by the flusher thread.
-    private final Thread flusher;
-    private FileChannel active;
-    private long lastWrittenVersion;
-    private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(1 << 16);
-    private final CRC32C crc = new CRC32C();
-
+    private final AppendQueue queue;
+    private final LogSegments segments;
     private final LogCompactor compactor;
+    private final LogFlusher flusher;
 
     volatile TestHook testHook;
 
     private DurableLog(Path dir, DurableLogOptions options, FileChannel lockChannel, DurableLogRecovery.Result r) {
         this.dir = dir;
-        this.options = options;
         this.lockChannel = lockChannel;
         this.recoveredVersion = r.recoveredVersion();
         this.queue = new AppendQueue(dir, r.recoveredVersion());
-        this.lastWrittenVersion = r.lastLoggedVersion();
-        this.active = r.active();
         this.segments = new LogSegments(dir, r.segments());
         this.compactor = new LogCompactor(dir, segments, r.snapshotVersion(), closed::get, this::hook);
-        this.flusher = new Thread(this::flushLoop, "nereus-durable-log-flusher");
-        this.flusher.setDaemon(true);
+        this.flusher = new LogFlusher(dir, options, queue, segments, compactor, r.active(), r.lastLoggedVersion(),
+                this::hook, this::releaseLock);
     }
 
     /**
@@ -215,7 +199,7 @@ final class DurableLog implements AutoCloseable {
 
     /** How many times the flusher has fsynced a batch (tests use it to see group commit). */
     long fsyncCount() {
-        return fsyncs.get();
+        return flusher.fsyncCount();
     }
 
     /** The version of the newest snapshot file, 0 when there is none. */
@@ -230,7 +214,7 @@ final class DurableLog implements AutoCloseable {
 
     /** Closes the active segment's channel under the flusher, so that its next write fails (tests). */
     void breakChannelForTest() throws IOException {
-        active.close();
+        flusher.breakChannelForTest();
     }
 
     /**
@@ -249,151 +233,19 @@ final class DurableLog implements AutoCloseable {
                 LOG.debug("Test hook failed at closing", e);
             }
         }
-        Thread me = Thread.currentThread();
-        if (me != flusher && me != compactor.thread()) {
-            joinUninterruptibly(flusher);
+        if (!flusher.isFlusherThread() && Thread.currentThread() != compactor.thread()) {
+            flusher.awaitStopped();
         }
     }
 
-    /** Run by the flusher when it stops: waits for compaction, then closes the files. */
-    private void shutdown() {
-        Thread compaction = compactor.thread();
-        if (compaction != null) {
-            joinUninterruptibly(compaction);
-        }
-        try {
-            active.close();
-        } catch (IOException e) {
-            LOG.warn("Failed to close the active segment of the durable log in {}", dir, e);
-        }
+    /** Run by the flusher once it has stopped and closed the active segment: releases the directory. */
+    private void releaseLock() {
         try {
             lockChannel.close();
         } catch (IOException e) {
             LOG.warn("Failed to release the lock of the durable log in {}", dir, e);
         }
-        LOG.info("Closed the durable log in {} at version {}", dir, lastWrittenVersion);
-    }
-
-    private static void joinUninterruptibly(Thread t) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                t.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    // ----------------------------------------------------------------------------------------------- flusher
-
-    private void flushLoop() {
-        try {
-            drainUntilClosed();
-        } finally {
-            shutdown();
-        }
-    }
-
-    private void drainUntilClosed() {
-        ArrayList<AppendQueue.Pending> batch = new ArrayList<>();
-        while (true) {
-            ArrayList<AppendQueue.Pending> taken = queue.take(batch);
-            if (taken == null) {
-                return; // closing, and everything queued has been handled
-            }
-            batch = taken;
-            IOException dead = queue.failure();
-            if (dead == null) {
-                try {
-                    writeBatch(batch);
-                } catch (Throwable t) {
-                    dead = t instanceof IOException io ? io : new IOException("durable log write failed", t);
-                    queue.fail(dead);
-                    LOG.error("Durable log write failed in {}; the log is dead and every further append fails", dir, t);
-                }
-            }
-            for (AppendQueue.Pending p : batch) {
-                if (dead == null) {
-                    p.future().complete(null);
-                } else {
-                    p.future().completeExceptionally(dead);
-                }
-            }
-            batch.clear();
-        }
-    }
-
-    private void writeBatch(List<AppendQueue.Pending> batch) throws IOException {
-        TestHook hook = testHook;
-        if (hook != null) {
-            hook.reached("before-write");
-        }
-        rollIfNeeded();
-        long total = 0;
-        for (AppendQueue.Pending p : batch) {
-            total += FRAME_BYTES + p.payloadBytes();
-        }
-        if (writeBuffer.capacity() < Math.min(total, MAX_BUFFER_BYTES)) {
-            writeBuffer = ByteBuffer.allocateDirect(Integer.highestOneBit((int) Math.min(total, MAX_BUFFER_BYTES) - 1) << 1);
-        }
-        ByteBuffer buf = writeBuffer.clear();
-        for (AppendQueue.Pending p : batch) {
-            int bytes = FRAME_BYTES + p.payloadBytes();
-            if (buf.remaining() < bytes) {
-                writeOut(buf.flip());
-                buf.clear();
-            }
-            if (buf.remaining() >= bytes) {
-                DurableLogFormat.encodeRecord(p.record(), p.payloadBytes(), buf, crc);
-            } else { // a record larger than the buffer gets one of its own
-                ByteBuffer big = ByteBuffer.allocate(bytes);
-                DurableLogFormat.encodeRecord(p.record(), p.payloadBytes(), big, crc);
-                writeOut(big.flip());
-            }
-        }
-        writeOut(buf.flip());
-        segments.activeGrew(total);
-        active.force(false);
-        fsyncs.incrementAndGet();
-        lastWrittenVersion = batch.get(batch.size() - 1).record().version();
-    }
-
-    /** Writes all of {@code buf}; heap buffers in slices, so the JDK's cached temporary direct buffer stays small. */
-    private void writeOut(ByteBuffer buf) throws IOException {
-        int limit = buf.limit();
-        while (buf.hasRemaining()) {
-            if (!buf.isDirect()) {
-                buf.limit(Math.min(limit, buf.position() + (1 << 20)));
-            }
-            active.write(buf);
-            buf.limit(limit);
-        }
-    }
-
-    /** Rolls to a new segment and starts a compaction when the uncovered log has grown past the threshold. */
-    private void rollIfNeeded() throws IOException {
-        long current = segments.activeBytes();
-        long threshold = options.compactionThresholdBytes();
-        if (current <= SEGMENT_HEADER_BYTES || current < threshold / 2 || compactor.isRunning()
-                || logBytes() < threshold) {
-            return;
-        }
-        long first = lastWrittenVersion + 1;
-        FileChannel next = segments.roll(first);
-        FileChannel old = active;
-        active = next;
-        try {
-            old.close();
-        } catch (IOException e) {
-            LOG.warn("Failed to close a full segment of the durable log in {}", dir, e); // its data is already fsynced
-        }
-        LOG.debug("Rolled the durable log in {} to a new segment at version {}", dir, first);
-        compactor.start(first - 1);
+        LOG.info("Closed the durable log in {} at version {}", dir, flusher.lastWrittenVersion());
     }
 
     private void hook(String point) throws IOException {
