@@ -1,28 +1,17 @@
 package io.nereus.fdb.embedded;
 
-import static io.nereus.fdb.embedded.DurableLogFormat.FRAME_BYTES;
 import static io.nereus.fdb.embedded.DurableLogFormat.MAX_PAYLOAD_BYTES;
-import static io.nereus.fdb.embedded.DurableLogFormat.SEGMENT_HEADER_BYTES;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,11 +86,16 @@ import org.slf4j.LoggerFactory;
  * a {@link CorruptLogException} naming the file and byte offset; nothing but leftover {@code .tmp} files is
  * then deleted or truncated. After a successful replay, segments and snapshots made obsolete by the newest
  * snapshot are deleted. The sink's state is meaningless if {@code open} throws.
+ *
+ * <h2>Structure and threads</h2>
+ * This class opens the directory (taking {@code LOCK}), runs {@link DurableLogRecovery}, and then only delegates:
+ * {@link AppendQueue} takes appends from the committing thread, {@link LogFlusher} writes and fsyncs them on the
+ * flusher thread, {@link LogSegments} tracks the segment files, {@link LogCompactor} writes snapshots on the
+ * compaction thread, and {@link DurableLogFormat} encodes everything. {@link #close()} may be called from any
+ * thread; the flusher releases the lock once it has stopped.
  */
 final class DurableLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DurableLog.class);
-    /** The flusher encodes into one direct buffer of up to this size, writing it out whenever it is full. */
-    private static final int MAX_BUFFER_BYTES = 4 << 20;
 
     /** Lets tests pause or fail the log at named points; {@code null} in production. */
     @FunctionalInterface
@@ -114,69 +108,26 @@ final class DurableLog implements AutoCloseable {
         void reached(String point) throws IOException;
     }
 
-    /** A segment file; {@code size} is written only by the flusher thread. */
-    private static final class Segment {
-        final Path path;
-        final long firstVersion;
-        volatile long size;
-
-        Segment(Path path, long firstVersion, long size) {
-            this.path = path;
-            this.firstVersion = firstVersion;
-            this.size = size;
-        }
-    }
-
-    private record Pending(LogRecord record, int payloadBytes, CompletableFuture<Void> future) { }
-
     private final Path dir;
-    private final DurableLogOptions options;
     private final long recoveredVersion;
     private final FileChannel lockChannel;
-
-    /** Guards {@link #segments}, appended to by the flusher (roll) and trimmed by compaction. */
-    private final Object segmentLock = new Object();
-    private final List<Segment> segments = new ArrayList<>();
-
-    private final ReentrantLock queueLock = new ReentrantLock();
-    private final Condition queued = queueLock.newCondition();
-    private ArrayList<Pending> queue = new ArrayList<>();   // guarded by queueLock
-    private boolean closing;                                 // guarded by queueLock
-    private long lastAppendedVersion;                        // guarded by queueLock
-
-    private volatile IOException failure;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicLong fsyncs = new AtomicLong();
-
-    // Owned by the flusher thread.
-    private final Thread flusher;
-    private FileChannel active;
-    private long lastWrittenVersion;
-    private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(1 << 16);
-    private final CRC32C crc = new CRC32C();
-
-    private volatile SnapshotSource snapshotSource;
-    private final AtomicBoolean compacting = new AtomicBoolean();
-    private volatile CompletableFuture<Void> compactionDone = CompletableFuture.completedFuture(null);
-    private volatile Thread compactionThread;
-    private volatile long snapshotVersion;
+    private final AppendQueue queue;
+    private final LogSegments segments;
+    private final LogCompactor compactor;
+    private final LogFlusher flusher;
 
     volatile TestHook testHook;
 
     private DurableLog(Path dir, DurableLogOptions options, FileChannel lockChannel, DurableLogRecovery.Result r) {
         this.dir = dir;
-        this.options = options;
         this.lockChannel = lockChannel;
         this.recoveredVersion = r.recoveredVersion();
-        this.lastAppendedVersion = r.recoveredVersion();
-        this.lastWrittenVersion = r.lastLoggedVersion();
-        this.snapshotVersion = r.snapshotVersion();
-        this.active = r.active();
-        for (DurableLogRecovery.Segment s : r.segments()) {
-            segments.add(new Segment(s.path(), s.firstVersion(), s.size()));
-        }
-        this.flusher = new Thread(this::flushLoop, "nereus-durable-log-flusher");
-        this.flusher.setDaemon(true);
+        this.queue = new AppendQueue(dir, r.recoveredVersion());
+        this.segments = new LogSegments(dir, r.segments());
+        this.compactor = new LogCompactor(dir, segments, r.snapshotVersion(), closed::get, this::hook);
+        this.flusher = new LogFlusher(dir, options, queue, segments, compactor, r.active(), r.lastLoggedVersion(),
+                this::hook, this::releaseLock);
     }
 
     /**
@@ -221,7 +172,7 @@ final class DurableLog implements AutoCloseable {
 
     /** Set by the engine once, right after open and before any append; compaction needs it. */
     void setSnapshotSource(SnapshotSource source) {
-        this.snapshotSource = Objects.requireNonNull(source, "source");
+        compactor.setSource(source);
     }
 
     /**
@@ -238,60 +189,32 @@ final class DurableLog implements AutoCloseable {
             throw new IllegalArgumentException("log record of " + payloadBytes + " bytes exceeds the limit of "
                     + MAX_PAYLOAD_BYTES);
         }
-        queueLock.lock();
-        try {
-            if (record.version() <= lastAppendedVersion) {
-                throw new IllegalArgumentException("log record version " + record.version()
-                        + " does not follow version " + lastAppendedVersion);
-            }
-            IOException dead = failure;
-            if (dead != null) {
-                return CompletableFuture.failedFuture(dead);
-            }
-            if (closing) {
-                return CompletableFuture.failedFuture(new IOException("the durable log in " + dir + " is closed"));
-            }
-            lastAppendedVersion = record.version();
-            CompletableFuture<Void> future = new CompletableFuture<>();
-            queue.add(new Pending(record, (int) payloadBytes, future));
-            if (queue.size() == 1) {
-                queued.signal();
-            }
-            return future;
-        } finally {
-            queueLock.unlock();
-        }
+        return queue.add(record, (int) payloadBytes);
     }
 
     /** Bytes in log segments not yet covered by a snapshot. */
     long logBytes() {
-        synchronized (segmentLock) {
-            long n = 0;
-            for (Segment s : segments) {
-                n += s.size;
-            }
-            return n;
-        }
+        return segments.totalBytes();
     }
 
     /** How many times the flusher has fsynced a batch (tests use it to see group commit). */
     long fsyncCount() {
-        return fsyncs.get();
+        return flusher.fsyncCount();
     }
 
     /** The version of the newest snapshot file, 0 when there is none. */
     long snapshotVersion() {
-        return snapshotVersion;
+        return compactor.snapshotVersion();
     }
 
     /** Waits until no compaction is running (tests). */
     void awaitCompaction(long timeout, TimeUnit unit) throws Exception {
-        compactionDone.get(timeout, unit);
+        compactor.awaitIdle(timeout, unit);
     }
 
     /** Closes the active segment's channel under the flusher, so that its next write fails (tests). */
     void breakChannelForTest() throws IOException {
-        active.close();
+        flusher.breakChannelForTest();
     }
 
     /**
@@ -303,239 +226,26 @@ final class DurableLog implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            queueLock.lock();
-            try {
-                closing = true;
-                queued.signalAll();
-            } finally {
-                queueLock.unlock();
-            }
+            queue.close();
             try {
                 hook("closing");
             } catch (IOException | RuntimeException e) {
                 LOG.debug("Test hook failed at closing", e);
             }
         }
-        Thread me = Thread.currentThread();
-        if (me != flusher && me != compactionThread) {
-            joinUninterruptibly(flusher);
+        if (!flusher.isFlusherThread() && Thread.currentThread() != compactor.thread()) {
+            flusher.awaitStopped();
         }
     }
 
-    /** Run by the flusher when it stops: waits for compaction, then closes the files. */
-    private void shutdown() {
-        Thread compactor = compactionThread;
-        if (compactor != null) {
-            joinUninterruptibly(compactor);
-        }
-        try {
-            active.close();
-        } catch (IOException e) {
-            LOG.warn("Failed to close the active segment of the durable log in {}", dir, e);
-        }
+    /** Run by the flusher once it has stopped and closed the active segment: releases the directory. */
+    private void releaseLock() {
         try {
             lockChannel.close();
         } catch (IOException e) {
             LOG.warn("Failed to release the lock of the durable log in {}", dir, e);
         }
-        LOG.info("Closed the durable log in {} at version {}", dir, lastWrittenVersion);
-    }
-
-    private static void joinUninterruptibly(Thread t) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                t.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    // ----------------------------------------------------------------------------------------------- flusher
-
-    private void flushLoop() {
-        try {
-            drainUntilClosed();
-        } finally {
-            shutdown();
-        }
-    }
-
-    private void drainUntilClosed() {
-        ArrayList<Pending> batch = new ArrayList<>();
-        while (true) {
-            queueLock.lock();
-            try {
-                while (queue.isEmpty() && !closing) {
-                    queued.awaitUninterruptibly();
-                }
-                if (queue.isEmpty()) {
-                    return; // closing, and everything queued has been handled
-                }
-                ArrayList<Pending> taken = queue;
-                queue = batch;
-                batch = taken;
-            } finally {
-                queueLock.unlock();
-            }
-            IOException dead = failure;
-            if (dead == null) {
-                try {
-                    writeBatch(batch);
-                } catch (Throwable t) {
-                    dead = t instanceof IOException io ? io : new IOException("durable log write failed", t);
-                    failure = dead;
-                    LOG.error("Durable log write failed in {}; the log is dead and every further append fails", dir, t);
-                }
-            }
-            for (Pending p : batch) {
-                if (dead == null) {
-                    p.future.complete(null);
-                } else {
-                    p.future.completeExceptionally(dead);
-                }
-            }
-            batch.clear();
-        }
-    }
-
-    private void writeBatch(List<Pending> batch) throws IOException {
-        TestHook hook = testHook;
-        if (hook != null) {
-            hook.reached("before-write");
-        }
-        rollIfNeeded();
-        long total = 0;
-        for (Pending p : batch) {
-            total += FRAME_BYTES + p.payloadBytes;
-        }
-        if (writeBuffer.capacity() < Math.min(total, MAX_BUFFER_BYTES)) {
-            writeBuffer = ByteBuffer.allocateDirect(Integer.highestOneBit((int) Math.min(total, MAX_BUFFER_BYTES) - 1) << 1);
-        }
-        ByteBuffer buf = writeBuffer.clear();
-        for (Pending p : batch) {
-            int bytes = FRAME_BYTES + p.payloadBytes;
-            if (buf.remaining() < bytes) {
-                writeOut(buf.flip());
-                buf.clear();
-            }
-            if (buf.remaining() >= bytes) {
-                DurableLogFormat.encodeRecord(p.record, p.payloadBytes, buf, crc);
-            } else { // a record larger than the buffer gets one of its own
-                ByteBuffer big = ByteBuffer.allocate(bytes);
-                DurableLogFormat.encodeRecord(p.record, p.payloadBytes, big, crc);
-                writeOut(big.flip());
-            }
-        }
-        writeOut(buf.flip());
-        activeSegment().size += total;
-        active.force(false);
-        fsyncs.incrementAndGet();
-        lastWrittenVersion = batch.get(batch.size() - 1).record.version();
-    }
-
-    /** Writes all of {@code buf}; heap buffers in slices, so the JDK's cached temporary direct buffer stays small. */
-    private void writeOut(ByteBuffer buf) throws IOException {
-        int limit = buf.limit();
-        while (buf.hasRemaining()) {
-            if (!buf.isDirect()) {
-                buf.limit(Math.min(limit, buf.position() + (1 << 20)));
-            }
-            active.write(buf);
-            buf.limit(limit);
-        }
-    }
-
-    private Segment activeSegment() {
-        synchronized (segmentLock) {
-            return segments.get(segments.size() - 1);
-        }
-    }
-
-    /** Rolls to a new segment and starts a compaction when the uncovered log has grown past the threshold. */
-    private void rollIfNeeded() throws IOException {
-        Segment current = activeSegment();
-        long threshold = options.compactionThresholdBytes();
-        if (current.size <= SEGMENT_HEADER_BYTES || current.size < threshold / 2 || compacting.get()
-                || logBytes() < threshold) {
-            return;
-        }
-        long first = lastWrittenVersion + 1;
-        FileChannel next = DurableLogFormat.createSegment(dir, first);
-        FileChannel old = active;
-        active = next;
-        synchronized (segmentLock) {
-            segments.add(new Segment(dir.resolve(DurableLogFormat.segmentName(first)), first, SEGMENT_HEADER_BYTES));
-        }
-        try {
-            old.close();
-        } catch (IOException e) {
-            LOG.warn("Failed to close a full segment of the durable log in {}", dir, e); // its data is already fsynced
-        }
-        LOG.debug("Rolled the durable log in {} to a new segment at version {}", dir, first);
-        SnapshotSource source = snapshotSource;
-        if (source != null) {
-            startCompaction(source, first - 1);
-        } else {
-            LOG.debug("No snapshot source set; the durable log in {} is not compacted", dir);
-        }
-    }
-
-    // ----------------------------------------------------------------------------------------------- compaction
-
-    private void startCompaction(SnapshotSource source, long version) {
-        compacting.set(true);
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        compactionDone = done;
-        Thread t = new Thread(() -> {
-            try {
-                compact(source, version);
-            } finally {
-                compacting.set(false);
-                done.complete(null);
-            }
-        }, "nereus-durable-log-compactor");
-        t.setDaemon(true);
-        compactionThread = t;
-        t.start();
-    }
-
-    private void compact(SnapshotSource source, long version) {
-        Path tmp = dir.resolve(DurableLogFormat.snapshotName(version) + DurableLogFormat.TMP_SUFFIX);
-        Path file = dir.resolve(DurableLogFormat.snapshotName(version));
-        long started = System.nanoTime();
-        try {
-            long entries;
-            try (StateSnapshot snapshot = source.openSnapshot(version)) {
-                entries = DurableLogFormat.writeSnapshot(tmp, version, snapshot, closed::get);
-            }
-            hook("snapshot-written");
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-            DurableLogFormat.fsyncDirectory(dir);
-            snapshotVersion = version;
-            hook("snapshot-renamed");
-            long freed = deleteCovered(version);
-            LOG.info("Compacted the durable log in {}: snapshot at version {} with {} entries, {} log bytes freed, "
-                    + "{} ms", dir, version, entries, freed, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-        } catch (Throwable t) {
-            if (closed.get()) {
-                LOG.info("Abandoned the compaction of the durable log in {} at version {}: the log is closing",
-                        dir, version);
-            } else {
-                LOG.warn("Compaction of the durable log in {} at version {} failed; it is retried at the next roll",
-                        dir, version, t);
-            }
-            try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException e) {
-                LOG.warn("Failed to delete {}", tmp, e);
-            }
-        }
+        LOG.info("Closed the durable log in {} at version {}", dir, flusher.lastWrittenVersion());
     }
 
     private void hook(String point) throws IOException {
@@ -543,31 +253,5 @@ final class DurableLog implements AutoCloseable {
         if (hook != null) {
             hook.reached(point);
         }
-    }
-
-    /** Deletes the snapshots older than {@code version} and the segments wholly at or below it. */
-    private long deleteCovered(long version) throws IOException {
-        List<Segment> covered = new ArrayList<>();
-        synchronized (segmentLock) {
-            // segment i ends at segment i+1's first version minus one; the active (last) one is never covered
-            while (segments.size() > 1 && segments.get(1).firstVersion - 1 <= version) {
-                covered.add(segments.remove(0));
-            }
-        }
-        long freed = 0;
-        for (Segment s : covered) {
-            freed += s.size;
-            Files.deleteIfExists(s.path);
-        }
-        try (var files = Files.newDirectoryStream(dir, "snapshot-*.snap")) {
-            for (Path p : files) {
-                long v = DurableLogFormat.parseSnapshotName(p.getFileName().toString());
-                if (v >= 0 && v < version) {
-                    Files.deleteIfExists(p);
-                }
-            }
-        }
-        DurableLogFormat.fsyncDirectory(dir);
-        return freed;
     }
 }

@@ -231,7 +231,7 @@ public final class EmbeddedFdb implements Database {
     public Transaction createTransaction(Executor e) {
         checkOpen();
         return new EmbeddedTransaction(this, engine, Objects.requireNonNull(e, "executor"), settings.newTransaction(),
-                new EmbeddedTransaction.Carried(System.nanoTime(), 0, EmbeddedTransaction.INITIAL_BACKOFF_MS));
+                new EmbeddedTransaction.Carried(System.nanoTime(), 0, RetryPolicy.INITIAL_BACKOFF_MS));
     }
 
     @Override
