@@ -1,5 +1,6 @@
 package io.nereus.generation;
 
+import io.nereus.error.Failures;
 import io.nereus.metadata.IndexLookup;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
@@ -128,7 +129,7 @@ public final class GenerationResolver {
                 remember(record);
                 return CompletableFuture.<Resolution>completedFuture(new Resolution.Found(record, entries));
             }
-            Throwable cause = WalTargetReader.unwrap(error);
+            Throwable cause = Failures.unwrap(error);
             PhysicalReadException p = cause instanceof PhysicalReadException pe ? pe
                     : new PhysicalReadException(PhysicalReadException.Reason.TRANSIENT, "read failed", cause);
             LOG.warn("representation unreadable, falling back: stream={} view={} range={} generation={} reason={}",

@@ -1,5 +1,6 @@
 package io.nereus.generation;
 
+import io.nereus.error.Failures;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.RepairOutcome;
@@ -172,7 +173,7 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
             if (error == null) {
                 return scan(a, slice, entry + 1, match(a, slice, entry, batch).or(() -> found));
             }
-            Throwable t = WalTargetReader.unwrap(error);
+            Throwable t = Failures.unwrap(error);
             if (t instanceof WalReadException r && r.missing()) {
                 if (entry == 0) {
                     LOG.error("WAL slice named by an intent is missing, committed data may be lost: stream={}"

@@ -1,5 +1,6 @@
 package io.nereus.generation;
 
+import io.nereus.error.Failures;
 import io.nereus.generation.PhysicalReadException.Reason;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.OffsetRange;
@@ -35,7 +36,7 @@ public final class WalTargetReader implements TargetReader {
         }
         return wal.read(t.sliceId(), t.entryId()).handle((batch, error) -> {
             if (error != null) {
-                throw new CompletionException(translate(unwrap(error), t));
+                throw new CompletionException(translate(Failures.unwrap(error), t));
             }
             try {
                 return entries(record, t, batch);
@@ -81,12 +82,5 @@ public final class WalTargetReader implements TargetReader {
             return new PhysicalReadException(r.missing() ? Reason.MISSING : Reason.TRANSIENT, r.getMessage(), r);
         }
         return new PhysicalReadException(Reason.TRANSIENT, "reading WAL slice " + t.sliceId() + " failed", e);
-    }
-
-    static Throwable unwrap(Throwable t) {
-        while (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
     }
 }

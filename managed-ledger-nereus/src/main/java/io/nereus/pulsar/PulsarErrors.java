@@ -1,12 +1,11 @@
 package io.nereus.pulsar;
 
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.MetadataFormatException;
 import io.nereus.metadata.UnknownStreamException;
 import io.nereus.metadata.WriterFencedException;
-import io.nereus.stream.NereusException;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
 
@@ -21,7 +20,7 @@ public final class PulsarErrors {
 
     /** The {@link ManagedLedgerException} for {@code t}, unwrapping completion wrappers. */
     public static ManagedLedgerException map(Throwable t) {
-        Throwable c = unwrap(t);
+        Throwable c = Failures.unwrap(t);
         if (c instanceof ManagedLedgerException m) {
             return m;
         }
@@ -58,16 +57,8 @@ public final class PulsarErrors {
         return new ManagedLedgerException(c);
     }
 
-    public static Throwable unwrap(Throwable t) {
-        Throwable c = t;
-        while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
-            c = c.getCause();
-        }
-        return c;
-    }
-
     public static boolean isCancellation(Throwable t) {
-        return unwrap(t) instanceof CancellationException;
+        return Failures.unwrap(t) instanceof CancellationException;
     }
 
     private static boolean isFdb(Throwable t) {

@@ -1,5 +1,8 @@
 package io.nereus.stream;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.generation.PhysicalReadException;
 import io.nereus.generation.RepairIncompleteException;
 import io.nereus.metadata.AppendOutcome;
@@ -7,19 +10,10 @@ import io.nereus.metadata.StreamId;
 import io.nereus.metadata.UnknownStreamException;
 import io.nereus.wal.WalAppendException;
 import java.util.Map;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 
 /** The one place where lower-layer failures become {@link NereusException}s. */
 final class Errors {
     private Errors() {
-    }
-
-    static Throwable unwrap(Throwable t) {
-        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
     }
 
     static NereusException of(ErrorCode code, StreamId stream) {
@@ -32,7 +26,7 @@ final class Errors {
 
     /** Maps an append failure. */
     static NereusException append(Throwable failure, StreamId stream) {
-        Throwable t = unwrap(failure);
+        Throwable t = Failures.unwrap(failure);
         if (t instanceof NereusException n) {
             return n;
         }
@@ -67,7 +61,7 @@ final class Errors {
 
     /** Maps a read failure at {@code offset}. */
     static NereusException read(Throwable failure, StreamId stream, long offset) {
-        Throwable t = unwrap(failure);
+        Throwable t = Failures.unwrap(failure);
         if (t instanceof NereusException n) {
             return n;
         }

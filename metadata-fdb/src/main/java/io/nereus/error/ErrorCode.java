@@ -1,6 +1,11 @@
-package io.nereus.stream;
+package io.nereus.error;
 
-/** What went wrong, and whether the same call may succeed if retried. Messages are static per code. */
+/**
+ * What went wrong, and whether the same call may succeed if retried. Messages are static per code; what varies
+ * (stream, offset, slice, epochs, the failed check) is in the {@link NereusException}'s context. Callers decide on
+ * the code: the facade maps it to a Pulsar exception ({@code io.nereus.pulsar.PulsarErrors}), the stream re-reads
+ * its head after a retriable append failure, the resolver falls back after a physical read failure.
+ */
 public enum ErrorCode {
     /** The offset is below the stream's trim point; it will never be readable again. */
     OFFSET_TRIMMED(false, "offset is below the trim point"),
