@@ -1,12 +1,13 @@
 package io.nereus.generation;
 
+import io.nereus.error.ErrorCode;
 import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.RepairOutcome;
 import io.nereus.metadata.RepairRequest;
 import io.nereus.metadata.StreamId;
-import io.nereus.metadata.UnknownStreamException;
 import io.nereus.metadata.WalIntent;
 import io.nereus.metadata.WalTarget;
 import io.nereus.wal.WalBatch;
@@ -107,7 +108,7 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
         try {
             Attempt a = new Attempt(Objects.requireNonNull(stream, "stream"), offset);
             return metadata.streams().head(stream).thenCompose(h -> {
-                var head = h.orElseThrow(() -> new UnknownStreamException(stream));
+                var head = h.orElseThrow(() -> new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", stream)));
                 if (offset < head.trimOffset()) {
                     return CompletableFuture.completedFuture(new Outcome.ProvedTrimmed(head.trimOffset()));
                 }

@@ -2,9 +2,6 @@ package io.nereus.pulsar;
 
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
-import io.nereus.metadata.MetadataFormatException;
-import io.nereus.metadata.UnknownStreamException;
-import io.nereus.metadata.WriterFencedException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
@@ -30,6 +27,7 @@ public final class PulsarErrors {
                 case CLOSED -> new ManagedLedgerException.ManagedLedgerAlreadyClosedException(n.getMessage());
                 case NOT_WRITABLE -> new ManagedLedgerException.ManagedLedgerTerminatedException(n.getMessage());
                 case NOT_FOUND -> new ManagedLedgerException.ManagedLedgerNotFoundException(n);
+                case METADATA_FORMAT -> new ManagedLedgerException.MetaStoreException(n);
                 case OFFSET_TRIMMED, DATA_LOSS, CHECKSUM_MISMATCH, NOT_ENTRY_BOUNDARY ->
                         new ManagedLedgerException.NonRecoverableLedgerException(n.getMessage());
                 default -> new ManagedLedgerException(n.getMessage(), n);
@@ -39,13 +37,7 @@ public final class PulsarErrors {
             }
             return m;
         }
-        if (c instanceof WriterFencedException) {
-            return new ManagedLedgerException.ManagedLedgerFencedException((Exception) c);
-        }
-        if (c instanceof UnknownStreamException) {
-            return new ManagedLedgerException.ManagedLedgerNotFoundException((Exception) c);
-        }
-        if (c instanceof MetadataFormatException || isFdb(c)) {
+        if (isFdb(c)) {
             return new ManagedLedgerException.MetaStoreException(c);
         }
         if (c instanceof TimeoutException) {

@@ -1,18 +1,29 @@
 package io.nereus.stream;
 
 import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
 import io.nereus.generation.PhysicalReadException;
 import io.nereus.generation.RepairIncompleteException;
 import io.nereus.metadata.AppendOutcome;
 import io.nereus.metadata.StreamId;
-import io.nereus.metadata.UnknownStreamException;
 import io.nereus.wal.WalAppendException;
+import java.util.EnumSet;
 import java.util.Map;
+import java.util.Set;
 
-/** The one place where lower-layer failures become {@link NereusException}s. */
+/**
+ * The one place where the failures of the layers below (WAL, resolver, metadata) become the stream's
+ * {@link NereusException}s: the codes a stream's append or read reports, with the stream (and offset) in the
+ * context and the lower failure as the cause.
+ */
 final class Errors {
+    /** What an append of the stream fails with; every other failure of an append is RETRIABLE_COMMIT_FAILED. */
+    private static final Set<ErrorCode> APPEND_FAILURES = EnumSet.of(ErrorCode.FENCED, ErrorCode.NOT_WRITABLE,
+            ErrorCode.NOT_FOUND, ErrorCode.CLOSED, ErrorCode.RETRIABLE_WRITE_FAILED, ErrorCode.RETRIABLE_COMMIT_FAILED,
+            ErrorCode.RETRIABLE_ABANDONED);
+
     private Errors() {
     }
 
@@ -21,13 +32,13 @@ final class Errors {
     }
 
     static NereusException of(ErrorCode code, StreamId stream, long offset) {
-        return new NereusException(code, Map.of("stream", stream, "offset", offset));
+        return new NereusException(code, ErrorContext.of("stream", stream, "offset", offset));
     }
 
     /** Maps an append failure. */
     static NereusException append(Throwable failure, StreamId stream) {
         Throwable t = Failures.unwrap(failure);
-        if (t instanceof NereusException n) {
+        if (t instanceof NereusException n && APPEND_FAILURES.contains(n.code())) {
             return n;
         }
         if (t instanceof WalAppendException w) {
@@ -39,9 +50,6 @@ final class Errors {
                 case COMMIT_REJECTED -> rejected(w.outcome().orElse(null));
             };
             return new NereusException(code, Map.of("stream", stream), w);
-        }
-        if (t instanceof UnknownStreamException) {
-            return new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", stream), t);
         }
         return new NereusException(ErrorCode.RETRIABLE_COMMIT_FAILED, Map.of("stream", stream), t);
     }
@@ -59,13 +67,13 @@ final class Errors {
         return ErrorCode.RETRIABLE_COMMIT_FAILED;
     }
 
-    /** Maps a read failure at {@code offset}. */
+    /**
+     * Maps a read failure at {@code offset}. The stream gone stays NOT_FOUND; metadata that cannot be decoded, like
+     * any other failure of the read, is RETRIABLE_READ_FAILED.
+     */
     static NereusException read(Throwable failure, StreamId stream, long offset) {
         Throwable t = Failures.unwrap(failure);
-        if (t instanceof NereusException n) {
-            return n;
-        }
-        Map<String, Object> ctx = Map.of("stream", stream, "offset", offset);
+        Map<String, Object> ctx = ErrorContext.of("stream", stream, "offset", offset);
         if (t instanceof PhysicalReadException p) {
             ErrorCode code = switch (p.reason()) {
                 case CORRUPT -> ErrorCode.CHECKSUM_MISMATCH;
@@ -77,9 +85,14 @@ final class Errors {
         if (t instanceof RepairIncompleteException) {
             return new NereusException(ErrorCode.RETRIABLE_REPAIR_INCOMPLETE, ctx, t);
         }
-        if (t instanceof UnknownStreamException) {
-            return new NereusException(ErrorCode.NOT_FOUND, ctx, t);
-        }
-        return new NereusException(ErrorCode.RETRIABLE_READ_FAILED, ctx, t);
+        ErrorCode code = t instanceof NereusException n ? readFailure(n.code()) : ErrorCode.RETRIABLE_READ_FAILED;
+        return new NereusException(code, ctx, t);
+    }
+
+    private static ErrorCode readFailure(ErrorCode lower) {
+        return switch (lower) {
+            case NOT_FOUND, RETRIABLE_READ_FAILED, RETRIABLE_REPAIR_INCOMPLETE -> lower;
+            default -> ErrorCode.RETRIABLE_READ_FAILED;
+        };
     }
 }

@@ -9,11 +9,15 @@ package io.nereus.error;
 public enum ErrorCode {
     /** The offset is below the stream's trim point; it will never be readable again. */
     OFFSET_TRIMMED(false, "offset is below the trim point"),
-    /** Another writer holds a newer writer epoch; this writer must stop. */
+    /**
+     * Another writer holds a newer writer epoch; this writer must stop. A metadata write conditional on the epoch
+     * reports the epochs it compared as {@code headEpoch} and {@code requestEpoch}; a refused WAL commit adds the
+     * {@code outcome} (an {@code AppendOutcome.Fenced}).
+     */
     FENCED(false, "stream is fenced by a newer writer"),
     /** Stored bytes do not match their checksum; no other usable representation was found. */
     CHECKSUM_MISMATCH(false, "stored data does not match its checksum"),
-    /** The stream (or a committed offset's data) does not exist. */
+    /** The stream has no head (never created, or removed), or an offset has no data in the view read. */
     NOT_FOUND(false, "not found"),
     /** The read's start offset lies inside an entry and the read asked for an exact entry start. */
     NOT_ENTRY_BOUNDARY(false, "offset is not the first offset of an entry"),
@@ -32,7 +36,13 @@ public enum ErrorCode {
     /** Reading a physical target failed transiently (BookKeeper unavailable, timeout). */
     RETRIABLE_READ_FAILED(true, "read of stored data failed"),
     /** Generation-0 repair ran out of budget or time; nothing was cached, the read may be retried. */
-    RETRIABLE_REPAIR_INCOMPLETE(true, "index repair did not finish");
+    RETRIABLE_REPAIR_INCOMPLETE(true, "index repair did not finish"),
+    /**
+     * Stored metadata (a FoundationDB key or value) cannot be decoded: an unknown format version, truncated or
+     * trailing bytes, or content that violates the value's invariants. Context: {@code value} or {@code key} (what
+     * was decoded), {@code reason} (the failed check) and its details. Reading the same bytes again cannot help.
+     */
+    METADATA_FORMAT(false, "stored metadata cannot be decoded");
 
     private final boolean retriable;
     private final String message;
