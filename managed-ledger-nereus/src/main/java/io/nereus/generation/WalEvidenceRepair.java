@@ -12,8 +12,6 @@ import io.nereus.metadata.WalIntent;
 import io.nereus.metadata.WalTarget;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
-import io.nereus.wal.WalFormatException;
-import io.nereus.wal.WalReadException;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSection;
 import java.time.Clock;
@@ -175,7 +173,8 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
                 return scan(a, slice, entry + 1, match(a, slice, entry, batch).or(() -> found));
             }
             Throwable t = Failures.unwrap(error);
-            if (t instanceof WalReadException r && r.missing()) {
+            ErrorCode code = t instanceof NereusException n ? n.code() : null;
+            if (code == ErrorCode.TARGET_MISSING) {
                 if (entry == 0) {
                     LOG.error("WAL slice named by an intent is missing, committed data may be lost: stream={}"
                             + " offset={} slice={} slicesTried={}", a.stream, a.offset, slice, a.tried);
@@ -183,9 +182,9 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
                 }
                 return CompletableFuture.<ScanStep>completedFuture(new ScanStep.SliceEnd(found));
             }
-            if (t instanceof WalFormatException f) {
+            if (code == ErrorCode.CORRUPT_DATA) {
                 LOG.warn("skipping an unreadable WAL batch during repair: stream={} slice={} entry={} reason={}",
-                        a.stream, slice, entry, f.getMessage());
+                        a.stream, slice, entry, t.getMessage());
                 return scan(a, slice, entry + 1, found);
             }
             return CompletableFuture.<ScanStep>completedFuture(new ScanStep.Done(new Outcome.Incomplete(

@@ -1,6 +1,8 @@
 package io.nereus.generation;
 
+import io.nereus.error.ErrorCode;
 import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.generation.PhysicalReadException.Reason;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.OffsetRange;
@@ -8,8 +10,6 @@ import io.nereus.metadata.WalTarget;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalEntry;
-import io.nereus.wal.WalFormatException;
-import io.nereus.wal.WalReadException;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSection;
 import java.util.ArrayList;
@@ -74,12 +74,14 @@ public final class WalTargetReader implements TargetReader {
     }
 
     private static PhysicalReadException translate(Throwable e, WalTarget t) {
-        if (e instanceof WalFormatException f) {
+        if (e instanceof NereusException n && n.code() == ErrorCode.CORRUPT_DATA) {
             return new PhysicalReadException(Reason.CORRUPT, "WAL slice " + t.sliceId() + " entry " + t.entryId()
-                    + ": " + f.getMessage(), f);
+                    + ": " + n.getMessage(), n);
         }
-        if (e instanceof WalReadException r) {
-            return new PhysicalReadException(r.missing() ? Reason.MISSING : Reason.TRANSIENT, r.getMessage(), r);
+        if (e instanceof NereusException n && (n.code() == ErrorCode.TARGET_MISSING
+                || n.code() == ErrorCode.RETRIABLE_READ_FAILED)) {
+            return new PhysicalReadException(n.code() == ErrorCode.TARGET_MISSING ? Reason.MISSING : Reason.TRANSIENT,
+                    n.getMessage(), n);
         }
         return new PhysicalReadException(Reason.TRANSIENT, "reading WAL slice " + t.sliceId() + " failed", e);
     }

@@ -6,9 +6,7 @@ import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
 import io.nereus.generation.PhysicalReadException;
 import io.nereus.generation.RepairIncompleteException;
-import io.nereus.metadata.AppendOutcome;
 import io.nereus.metadata.StreamId;
-import io.nereus.wal.WalAppendException;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
@@ -35,36 +33,16 @@ final class Errors {
         return new NereusException(code, ErrorContext.of("stream", stream, "offset", offset));
     }
 
-    /** Maps an append failure. */
+    /**
+     * Maps an append failure: the WAL writer's failures already carry the stream's codes (see
+     * {@link io.nereus.wal.WalWriter#append}) and pass unchanged.
+     */
     static NereusException append(Throwable failure, StreamId stream) {
         Throwable t = Failures.unwrap(failure);
         if (t instanceof NereusException n && APPEND_FAILURES.contains(n.code())) {
             return n;
         }
-        if (t instanceof WalAppendException w) {
-            ErrorCode code = switch (w.kind()) {
-                case WRITE_FAILED -> ErrorCode.RETRIABLE_WRITE_FAILED;
-                case COMMIT_UNKNOWN -> ErrorCode.RETRIABLE_COMMIT_FAILED;
-                case ABANDONED -> ErrorCode.RETRIABLE_ABANDONED;
-                case CLOSED -> ErrorCode.CLOSED;
-                case COMMIT_REJECTED -> rejected(w.outcome().orElse(null));
-            };
-            return new NereusException(code, Map.of("stream", stream), w);
-        }
         return new NereusException(ErrorCode.RETRIABLE_COMMIT_FAILED, Map.of("stream", stream), t);
-    }
-
-    private static ErrorCode rejected(AppendOutcome outcome) {
-        if (outcome instanceof AppendOutcome.Fenced) {
-            return ErrorCode.FENCED;
-        }
-        if (outcome instanceof AppendOutcome.NotAccepting) {
-            return ErrorCode.NOT_WRITABLE;
-        }
-        if (outcome == null) {
-            return ErrorCode.NOT_FOUND;
-        }
-        return ErrorCode.RETRIABLE_COMMIT_FAILED;
     }
 
     /**

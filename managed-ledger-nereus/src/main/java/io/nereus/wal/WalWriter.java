@@ -1,11 +1,13 @@
 package io.nereus.wal;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
-import io.nereus.wal.WalAppendException.Kind;
 import java.time.Clock;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -88,7 +90,11 @@ public final class WalWriter implements AutoCloseable {
      * before the commit; false drops the append.
      *
      * @return the stream's head after the commit that included the append; fails with
-     *         {@link WalAppendException}
+     *         {@link NereusException} naming the {@code stream}: RETRIABLE_WRITE_FAILED when the BookKeeper write
+     *         failed, RETRIABLE_COMMIT_FAILED when the commit's outcome is unknown or it found the head elsewhere,
+     *         RETRIABLE_ABANDONED when an earlier append of the stream failed, FENCED (with the epochs) or
+     *         NOT_WRITABLE or NOT_FOUND when the commit refused the stream, CLOSED once the writer is closed. A
+     *         refusal's {@code AppendOutcome} is in the context as {@code outcome}
      */
     public CompletableFuture<StreamHead> append(StreamId stream, long epoch, long firstOffset, List<WalEntry> entries,
             BooleanSupplier live) {
@@ -111,7 +117,7 @@ public final class WalWriter implements AutoCloseable {
             OpenBatch.Added added = openBatch.add(
                     new OpenBatch.Append(stream, epoch, firstOffset, copy, bytes, done, live));
             if (added.closed()) {
-                throw new WalAppendException(Kind.CLOSED, "WAL writer is closed", null);
+                throw new NereusException(ErrorCode.CLOSED, Map.of("stream", stream));
             }
             if (added.timer() != OpenBatch.Added.NO_TIMER) {
                 scheduleFlush(added.timer());
@@ -163,7 +169,7 @@ public final class WalWriter implements AutoCloseable {
     @Override
     public void close() {
         for (PendingSection s : openBatch.close()) {
-            s.fail(new WalAppendException(Kind.CLOSED, "WAL writer closed", null));
+            s.fail(new NereusException(ErrorCode.CLOSED, Map.of("stream", s.stream)));
         }
         try {
             submit(pipeline::close);

@@ -27,13 +27,22 @@ public enum ErrorCode {
     CLOSED(false, "storage is closed"),
     /** Committed data is provably gone: an invariant was violated. */
     DATA_LOSS(false, "committed data is missing"),
-    /** The WAL write failed; nothing was committed; the stream re-reads its head before the next append. */
+    /**
+     * The WAL write failed (or creating the slice's ledger did); nothing was committed; the stream re-reads its head
+     * before the next append.
+     */
     RETRIABLE_WRITE_FAILED(true, "write-ahead log write failed"),
-    /** The commit outcome is unknown, or the head moved; the stream re-reads its head before the next append. */
+    /**
+     * The commit outcome is unknown, or the head moved; the stream re-reads its head before the next append. A
+     * commit that refused the append (the head moved) adds the {@code outcome} (an {@code AppendOutcome}).
+     */
     RETRIABLE_COMMIT_FAILED(true, "commit failed or its outcome is unknown"),
     /** An earlier append of the same stream failed, so this one was not committed. */
     RETRIABLE_ABANDONED(true, "append dropped after an earlier append of the stream failed"),
-    /** Reading a physical target failed transiently (BookKeeper unavailable, timeout). */
+    /**
+     * Reading a physical target failed transiently (BookKeeper unavailable, timeout), or this engine has no reader
+     * for the target's kind; says nothing about the stored data.
+     */
     RETRIABLE_READ_FAILED(true, "read of stored data failed"),
     /** Generation-0 repair ran out of budget or time; nothing was cached, the read may be retried. */
     RETRIABLE_REPAIR_INCOMPLETE(true, "index repair did not finish"),
@@ -42,7 +51,19 @@ public enum ErrorCode {
      * trailing bytes, or content that violates the value's invariants. Context: {@code value} or {@code key} (what
      * was decoded), {@code reason} (the failed check) and its details. Reading the same bytes again cannot help.
      */
-    METADATA_FORMAT(false, "stored metadata cannot be decoded");
+    METADATA_FORMAT(false, "stored metadata cannot be decoded"),
+    /**
+     * The stored bytes of a physical target (a WAL batch or one of its sections, an object) are unusable: truncated,
+     * not of this format, of an unknown format version, inconsistent, or failing their checksum. Context:
+     * {@code reason} (for a WAL batch a {@code WalBatchCodec.Check}, else a static phrase) and where the bytes are.
+     * The stream reports CHECKSUM_MISMATCH when no other representation serves the offset.
+     */
+    CORRUPT_DATA(false, "stored data is corrupt"),
+    /**
+     * A physical target (a WAL slice's ledger or one of its entries, an object) does not exist. Context: where it
+     * was looked for. The stream reports DATA_LOSS when no other representation serves the offset.
+     */
+    TARGET_MISSING(false, "stored data does not exist at its target");
 
     private final boolean retriable;
     private final String message;

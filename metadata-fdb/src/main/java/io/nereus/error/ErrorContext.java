@@ -9,8 +9,8 @@ public final class ErrorContext {
     }
 
     /**
-     * {@code of("stream", s, "offset", 5)}: keys are non-null strings, each used once; values may be null (an
-     * error report must not fail on a missing detail).
+     * {@code of("stream", s, "offset", 5)} as a new, modifiable map: keys are non-null strings, each used once;
+     * values may be null (an error report must not fail on a missing detail).
      */
     public static Map<String, Object> of(Object... keysAndValues) {
         if (keysAndValues.length % 2 != 0) {
