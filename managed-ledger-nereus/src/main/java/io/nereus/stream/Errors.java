@@ -4,8 +4,6 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
-import io.nereus.generation.PhysicalReadException;
-import io.nereus.generation.RepairIncompleteException;
 import io.nereus.metadata.StreamId;
 import java.util.EnumSet;
 import java.util.Map;
@@ -46,30 +44,22 @@ final class Errors {
     }
 
     /**
-     * Maps a read failure at {@code offset}. The stream gone stays NOT_FOUND; metadata that cannot be decoded, like
+     * Maps a read failure at {@code offset} (the resolver's, or the last failure of an unreadable offset): when no
+     * representation serves it, its last one being corrupt is CHECKSUM_MISMATCH and being gone DATA_LOSS; a transient
+     * read failure, an incomplete repair and the stream gone keep their codes; metadata that cannot be decoded, like
      * any other failure of the read, is RETRIABLE_READ_FAILED.
      */
     static NereusException read(Throwable failure, StreamId stream, long offset) {
         Throwable t = Failures.unwrap(failure);
-        Map<String, Object> ctx = ErrorContext.of("stream", stream, "offset", offset);
-        if (t instanceof PhysicalReadException p) {
-            ErrorCode code = switch (p.reason()) {
-                case CORRUPT -> ErrorCode.CHECKSUM_MISMATCH;
-                case MISSING -> ErrorCode.DATA_LOSS;
-                case TRANSIENT, UNSUPPORTED -> ErrorCode.RETRIABLE_READ_FAILED;
-            };
-            return new NereusException(code, ctx, p);
-        }
-        if (t instanceof RepairIncompleteException) {
-            return new NereusException(ErrorCode.RETRIABLE_REPAIR_INCOMPLETE, ctx, t);
-        }
         ErrorCode code = t instanceof NereusException n ? readFailure(n.code()) : ErrorCode.RETRIABLE_READ_FAILED;
-        return new NereusException(code, ctx, t);
+        return new NereusException(code, ErrorContext.of("stream", stream, "offset", offset), t);
     }
 
     private static ErrorCode readFailure(ErrorCode lower) {
         return switch (lower) {
-            case NOT_FOUND, RETRIABLE_READ_FAILED, RETRIABLE_REPAIR_INCOMPLETE -> lower;
+            case CORRUPT_DATA -> ErrorCode.CHECKSUM_MISMATCH;
+            case TARGET_MISSING -> ErrorCode.DATA_LOSS;
+            case RETRIABLE_READ_FAILED, RETRIABLE_REPAIR_INCOMPLETE, NOT_FOUND -> lower;
             default -> ErrorCode.RETRIABLE_READ_FAILED;
         };
     }
