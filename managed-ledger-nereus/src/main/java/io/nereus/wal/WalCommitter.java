@@ -125,7 +125,7 @@ final class WalCommitter {
      * The failure of an append the commit refused, by the refusal ({@code outcome}, in the context; null when the
      * stream has no head): fenced, not accepting commits, gone, or the head is elsewhere (retriable).
      */
-    private static NereusException refusal(StreamId stream, AppendOutcome outcome) {
+    static NereusException refusal(StreamId stream, AppendOutcome outcome) {
         if (outcome == null) {
             return new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", stream));
         }
