@@ -46,12 +46,13 @@ import org.slf4j.LoggerFactory;
  * thread that finished the transaction; appends failed before their commit (write failed, abandoned) and
  * barriers complete on the owner thread; appends open at {@link #close} fail on the closing thread.
  *
- * <p>Failures: a failed BookKeeper write fails every append of its batch ({@link Kind#WRITE_FAILED}); a
- * refused stream is taken out of the commit (with its appends of every coalesced batch) and the rest
- * recommitted ({@link Kind#COMMIT_REJECTED}); a failed commit fails the batch ({@link Kind#COMMIT_UNKNOWN}).
- * Callers pass a liveness check with each append; a stream whose earlier append failed answers false, and its
- * later appends are dropped before their commit ({@link Kind#ABANDONED}) so that one stream's failure never
- * fails another stream's commit.
+ * <p>Failures, each a {@link NereusException} naming the stream (see {@link #append}): a failed BookKeeper write
+ * fails every append of its batch (RETRIABLE_WRITE_FAILED); a refused stream is taken out of the commit (with its
+ * appends of every coalesced batch) and the rest recommitted (the refused appends fail with the code of the
+ * refusal: FENCED, NOT_WRITABLE, NOT_FOUND or RETRIABLE_COMMIT_FAILED); a failed commit fails the batch
+ * (RETRIABLE_COMMIT_FAILED). Callers pass a liveness check with each append; a stream whose earlier append failed
+ * answers false, and its later appends are dropped before their commit (RETRIABLE_ABANDONED) so that one stream's
+ * failure never fails another stream's commit.
  */
 public final class WalWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);

@@ -23,7 +23,7 @@ public enum ErrorCode {
     NOT_ENTRY_BOUNDARY(false, "offset is not the first offset of an entry"),
     /** The stream does not accept appends in its state (sealed, deleting) or this handle is not its writer. */
     NOT_WRITABLE(false, "stream does not accept appends"),
-    /** The storage instance is closed. */
+    /** The storage instance (or its WAL writer) is closed. */
     CLOSED(false, "storage is closed"),
     /** Committed data is provably gone: an invariant was violated. */
     DATA_LOSS(false, "committed data is missing"),
