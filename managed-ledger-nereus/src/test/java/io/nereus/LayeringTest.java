@@ -1,5 +1,7 @@
 package io.nereus;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
@@ -10,8 +12,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * DESIGN §2's layering, checked on the main classes of both modules (metadata-fdb is on this module's
- * classpath): the core knows neither Pulsar nor FoundationDB, only metadata-fdb touches FoundationDB, the
- * metadata layer knows nothing above it, only the facade imports Pulsar, and the facade's rooms point one way
+ * classpath): the error model ({@code io.nereus.error}) is the lowest layer and knows no other Nereus package,
+ * the core knows neither Pulsar nor FoundationDB, only metadata-fdb touches FoundationDB, the metadata layer
+ * knows nothing above it, only the facade imports Pulsar, and the facade's rooms point one way
  * (config ← cursor ← ledger). A violation fails with the offending class and dependency.
  */
 class LayeringTest {
@@ -25,6 +28,13 @@ class LayeringTest {
     static void importClasses() {
         classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .importPackages("io.nereus");
+    }
+
+    @Test
+    void errorModel_knowsNoOtherNereusPackage() {
+        noClasses().that().resideInAPackage("io.nereus.error..").should()
+                .dependOnClassesThat(resideInAPackage("io.nereus..").and(resideOutsideOfPackage("io.nereus.error..")))
+                .check(classes);
     }
 
     @Test

@@ -1,5 +1,9 @@
 package io.nereus.generation;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.IndexLookup;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
@@ -101,7 +105,8 @@ public final class GenerationResolver {
                         return CompletableFuture.completedFuture(new Resolution.Trimmed(p.firstAvailable()));
                     }
                     if (outcome instanceof GenerationZeroRepair.Outcome.Incomplete i) {
-                        return CompletableFuture.failedFuture(new RepairIncompleteException(stream, offset, i.why()));
+                        return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_REPAIR_INCOMPLETE,
+                                ErrorContext.of("stream", stream, "offset", offset, "why", i.why())));
                     }
                     return CompletableFuture.completedFuture(new Resolution.Unindexed(offset));
                 });
@@ -118,7 +123,7 @@ public final class GenerationResolver {
         });
     }
 
-    private CompletableFuture<Resolution> tryCandidates(List<IndexRecord> candidates, int i, PhysicalReadException last) {
+    private CompletableFuture<Resolution> tryCandidates(List<IndexRecord> candidates, int i, NereusException last) {
         if (i >= candidates.size()) {
             return CompletableFuture.completedFuture(new Resolution.Unreadable(last));
         }
@@ -128,11 +133,12 @@ public final class GenerationResolver {
                 remember(record);
                 return CompletableFuture.<Resolution>completedFuture(new Resolution.Found(record, entries));
             }
-            Throwable cause = WalTargetReader.unwrap(error);
-            PhysicalReadException p = cause instanceof PhysicalReadException pe ? pe
-                    : new PhysicalReadException(PhysicalReadException.Reason.TRANSIENT, "read failed", cause);
-            LOG.warn("representation unreadable, falling back: stream={} view={} range={} generation={} reason={}",
-                    record.stream(), record.view(), record.range(), record.generation(), p.reason());
+            Throwable cause = Failures.unwrap(error);
+            NereusException p = cause instanceof NereusException n && TargetReader.FAILURES.contains(n.code()) ? n
+                    : new NereusException(ErrorCode.RETRIABLE_READ_FAILED, Map.of("target", record.target()), cause);
+            LOG.warn("representation unreadable, falling back: stream={} view={} range={} generation={} code={}"
+                    + " context={}", record.stream(), record.view(), record.range(), record.generation(), p.code(),
+                    p.context());
             forget(record);
             return tryCandidates(candidates, i + 1, p);
         }).thenCompose(f -> f);

@@ -1,5 +1,6 @@
 package io.nereus.generation;
 
+import io.nereus.error.NereusException;
 import io.nereus.metadata.IndexRecord;
 import java.util.List;
 
@@ -24,7 +25,7 @@ public sealed interface Resolution {
     record Unindexed(long offset) implements Resolution {
     }
 
-    /** Every candidate failed to read; {@code lastFailure} is the last failure seen. */
-    record Unreadable(PhysicalReadException lastFailure) implements Resolution {
+    /** Every candidate failed to read; {@code lastFailure} is the last failure seen ({@link TargetReader#FAILURES}). */
+    record Unreadable(NereusException lastFailure) implements Resolution {
     }
 }

@@ -1,17 +1,17 @@
 package io.nereus.generation;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.RepairOutcome;
 import io.nereus.metadata.RepairRequest;
 import io.nereus.metadata.StreamId;
-import io.nereus.metadata.UnknownStreamException;
 import io.nereus.metadata.WalIntent;
 import io.nereus.metadata.WalTarget;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
-import io.nereus.wal.WalFormatException;
-import io.nereus.wal.WalReadException;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSection;
 import java.time.Clock;
@@ -106,7 +106,7 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
         try {
             Attempt a = new Attempt(Objects.requireNonNull(stream, "stream"), offset);
             return metadata.streams().head(stream).thenCompose(h -> {
-                var head = h.orElseThrow(() -> new UnknownStreamException(stream));
+                var head = h.orElseThrow(() -> new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", stream)));
                 if (offset < head.trimOffset()) {
                     return CompletableFuture.completedFuture(new Outcome.ProvedTrimmed(head.trimOffset()));
                 }
@@ -172,8 +172,9 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
             if (error == null) {
                 return scan(a, slice, entry + 1, match(a, slice, entry, batch).or(() -> found));
             }
-            Throwable t = WalTargetReader.unwrap(error);
-            if (t instanceof WalReadException r && r.missing()) {
+            Throwable t = Failures.unwrap(error);
+            ErrorCode code = t instanceof NereusException n ? n.code() : null;
+            if (code == ErrorCode.TARGET_MISSING) {
                 if (entry == 0) {
                     LOG.error("WAL slice named by an intent is missing, committed data may be lost: stream={}"
                             + " offset={} slice={} slicesTried={}", a.stream, a.offset, slice, a.tried);
@@ -181,9 +182,9 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
                 }
                 return CompletableFuture.<ScanStep>completedFuture(new ScanStep.SliceEnd(found));
             }
-            if (t instanceof WalFormatException f) {
+            if (code == ErrorCode.CORRUPT_DATA) {
                 LOG.warn("skipping an unreadable WAL batch during repair: stream={} slice={} entry={} reason={}",
-                        a.stream, slice, entry, f.getMessage());
+                        a.stream, slice, entry, t.getMessage());
                 return scan(a, slice, entry + 1, found);
             }
             return CompletableFuture.<ScanStep>completedFuture(new ScanStep.Done(new Outcome.Incomplete(

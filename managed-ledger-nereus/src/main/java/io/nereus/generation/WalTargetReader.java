@@ -1,24 +1,27 @@
 package io.nereus.generation;
 
-import io.nereus.generation.PhysicalReadException.Reason;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.WalTarget;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalEntry;
-import io.nereus.wal.WalFormatException;
-import io.nereus.wal.WalReadException;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSection;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
  * Reads generation-0 targets: the stream's section of a WAL batch. The section must belong to the record's
- * stream, cover exactly the record's range and match the record's checksum; anything else is CORRUPT.
+ * stream, cover exactly the record's range and match the record's checksum; anything else is CORRUPT_DATA. The
+ * WAL reader's failures (naming slice and entry) pass unchanged.
  */
 public final class WalTargetReader implements TargetReader {
     private final WalReader wal;
@@ -30,16 +33,16 @@ public final class WalTargetReader implements TargetReader {
     @Override
     public CompletableFuture<List<ResolvedEntry>> read(IndexRecord record) {
         if (!(record.target() instanceof WalTarget t)) {
-            return CompletableFuture.failedFuture(new PhysicalReadException(Reason.UNSUPPORTED,
-                    "no reader for target " + record.target(), null));
+            return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_READ_FAILED,
+                    ErrorContext.of("reason", "no reader for the target's kind", "target", record.target())));
         }
         return wal.read(t.sliceId(), t.entryId()).handle((batch, error) -> {
             if (error != null) {
-                throw new CompletionException(translate(unwrap(error), t));
+                throw new CompletionException(translate(Failures.unwrap(error), t));
             }
             try {
                 return entries(record, t, batch);
-            } catch (PhysicalReadException e) {
+            } catch (NereusException e) {
                 wal.invalidate(t.sliceId(), t.entryId());
                 throw new CompletionException(e);
             }
@@ -48,15 +51,15 @@ public final class WalTargetReader implements TargetReader {
 
     private static List<ResolvedEntry> entries(IndexRecord record, WalTarget t, WalBatch batch) {
         if (t.positionInBatch() >= batch.sections().size()) {
-            throw corrupt(t, "batch has no section at position " + t.positionInBatch());
+            throw corrupt(t, "batch has no section at the record's position", "sections", batch.sections().size());
         }
         WalSection s = batch.sections().get(t.positionInBatch());
         if (!s.stream().equals(record.stream()) || !s.range().equals(record.range())) {
-            throw corrupt(t, "section holds " + s.stream() + " " + s.range() + ", index says " + record.stream() + " "
-                    + record.range());
+            throw corrupt(t, "section holds another stream or range", "sectionStream", s.stream(),
+                    "sectionRange", s.range(), "recordStream", record.stream(), "recordRange", record.range());
         }
         if (!WalBatchCodec.verifySection(s, record.checksum())) {
-            throw corrupt(t, "section checksum does not match the index record's " + record.checksum());
+            throw corrupt(t, "section checksum does not match the record's", "checksum", record.checksum());
         }
         List<ResolvedEntry> out = new ArrayList<>(s.entries().size());
         long offset = s.firstOffset();
@@ -67,26 +70,19 @@ public final class WalTargetReader implements TargetReader {
         return out;
     }
 
-    private static PhysicalReadException corrupt(WalTarget t, String what) {
-        return new PhysicalReadException(Reason.CORRUPT, "WAL slice " + t.sliceId() + " entry " + t.entryId() + ": "
-                + what, null);
+    private static NereusException corrupt(WalTarget t, String reason, Object... more) {
+        Map<String, Object> context = ErrorContext.of("slice", t.sliceId(), "entry", t.entryId(),
+                "position", t.positionInBatch(), "reason", reason);
+        context.putAll(ErrorContext.of(more));
+        return new NereusException(ErrorCode.CORRUPT_DATA, context);
     }
 
-    private static PhysicalReadException translate(Throwable e, WalTarget t) {
-        if (e instanceof WalFormatException f) {
-            return new PhysicalReadException(Reason.CORRUPT, "WAL slice " + t.sliceId() + " entry " + t.entryId()
-                    + ": " + f.getMessage(), f);
+    /** The WAL reader's failure as a failure of this target; anything else it fails with is transient. */
+    private static NereusException translate(Throwable e, WalTarget t) {
+        if (e instanceof NereusException n && FAILURES.contains(n.code())) {
+            return n;
         }
-        if (e instanceof WalReadException r) {
-            return new PhysicalReadException(r.missing() ? Reason.MISSING : Reason.TRANSIENT, r.getMessage(), r);
-        }
-        return new PhysicalReadException(Reason.TRANSIENT, "reading WAL slice " + t.sliceId() + " failed", e);
-    }
-
-    static Throwable unwrap(Throwable t) {
-        while (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
+        return new NereusException(ErrorCode.RETRIABLE_READ_FAILED,
+                ErrorContext.of("slice", t.sliceId(), "entry", t.entryId()), e);
     }
 }

@@ -1,19 +1,34 @@
 package io.nereus.pulsar;
 
-import io.nereus.metadata.MetadataFormatException;
-import io.nereus.metadata.UnknownStreamException;
-import io.nereus.metadata.WriterFencedException;
-import io.nereus.stream.NereusException;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
+import io.nereus.metadata.WriteOutcome;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
 
 /**
  * The one place where engine failures become Pulsar's {@link ManagedLedgerException} subclasses, which the
  * broker dispatches on (fenced topics are reloaded, non-recoverable reads may be skipped, closed ledgers are
- * reopened). Engine codes keep their static message; the cause is attached.
+ * reopened). The table, by {@link ErrorCode}:
+ * <pre>
+ * FENCED                                                    ManagedLedgerFencedException
+ * CLOSED                                                    ManagedLedgerAlreadyClosedException
+ * NOT_WRITABLE                                              ManagedLedgerTerminatedException
+ * NOT_FOUND                                                 ManagedLedgerNotFoundException
+ * METADATA_FORMAT (and any FoundationDB exception)          MetaStoreException
+ * OFFSET_TRIMMED, DATA_LOSS, CHECKSUM_MISMATCH,
+ * NOT_ENTRY_BOUNDARY                                        NonRecoverableLedgerException
+ * every other code (the RETRIABLE_ ones, CORRUPT_DATA,
+ * TARGET_MISSING)                                           ManagedLedgerException
+ * </pre>
+ * A conditional write the metadata refused ({@link WriteOutcome}) maps as the code it means: {@code Fenced} as
+ * FENCED, {@code UnknownStream} as NOT_FOUND. Engine codes keep their static message; the NereusException is
+ * attached as the cause.
  */
 public final class PulsarErrors {
     private PulsarErrors() {
@@ -21,32 +36,14 @@ public final class PulsarErrors {
 
     /** The {@link ManagedLedgerException} for {@code t}, unwrapping completion wrappers. */
     public static ManagedLedgerException map(Throwable t) {
-        Throwable c = unwrap(t);
+        Throwable c = Failures.unwrap(t);
         if (c instanceof ManagedLedgerException m) {
             return m;
         }
         if (c instanceof NereusException n) {
-            ManagedLedgerException m = switch (n.code()) {
-                case FENCED -> new ManagedLedgerException.ManagedLedgerFencedException(n);
-                case CLOSED -> new ManagedLedgerException.ManagedLedgerAlreadyClosedException(n.getMessage());
-                case NOT_WRITABLE -> new ManagedLedgerException.ManagedLedgerTerminatedException(n.getMessage());
-                case NOT_FOUND -> new ManagedLedgerException.ManagedLedgerNotFoundException(n);
-                case OFFSET_TRIMMED, DATA_LOSS, CHECKSUM_MISMATCH, NOT_ENTRY_BOUNDARY ->
-                        new ManagedLedgerException.NonRecoverableLedgerException(n.getMessage());
-                default -> new ManagedLedgerException(n.getMessage(), n);
-            };
-            if (m.getCause() == null) {
-                m.initCause(n);
-            }
-            return m;
+            return map(n);
         }
-        if (c instanceof WriterFencedException) {
-            return new ManagedLedgerException.ManagedLedgerFencedException((Exception) c);
-        }
-        if (c instanceof UnknownStreamException) {
-            return new ManagedLedgerException.ManagedLedgerNotFoundException((Exception) c);
-        }
-        if (c instanceof MetadataFormatException || isFdb(c)) {
+        if (isFdb(c)) {
             return new ManagedLedgerException.MetaStoreException(c);
         }
         if (c instanceof TimeoutException) {
@@ -58,16 +55,49 @@ public final class PulsarErrors {
         return new ManagedLedgerException(c);
     }
 
-    public static Throwable unwrap(Throwable t) {
-        Throwable c = t;
-        while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
-            c = c.getCause();
+    /**
+     * The failure for a conditional write (cursor state, ledger properties) that {@code refused} says was not
+     * written: {@code Fenced} as FENCED (context {@code headEpoch}, {@code requestEpoch}), {@code UnknownStream} as
+     * NOT_FOUND ({@code stream}), after {@code context}, which names what was written (ledger, cursor, operation).
+     *
+     * @throws IllegalArgumentException for {@link WriteOutcome.Written}, which refused nothing
+     */
+    public static ManagedLedgerException map(WriteOutcome refused, Map<String, ?> context) {
+        Objects.requireNonNull(refused, "refused");
+        Map<String, Object> ctx = new LinkedHashMap<>(context);
+        ErrorCode code;
+        if (refused instanceof WriteOutcome.Fenced f) {
+            code = ErrorCode.FENCED;
+            ctx.put("headEpoch", f.headEpoch());
+            ctx.put("requestEpoch", f.requestEpoch());
+        } else if (refused instanceof WriteOutcome.UnknownStream u) {
+            code = ErrorCode.NOT_FOUND;
+            ctx.put("stream", u.stream());
+        } else {
+            throw new IllegalArgumentException("not a refused write: " + refused);
         }
-        return c;
+        return map(new NereusException(code, ctx));
+    }
+
+    private static ManagedLedgerException map(NereusException n) {
+        ManagedLedgerException m = switch (n.code()) {
+            case FENCED -> new ManagedLedgerException.ManagedLedgerFencedException(n);
+            case CLOSED -> new ManagedLedgerException.ManagedLedgerAlreadyClosedException(n.getMessage());
+            case NOT_WRITABLE -> new ManagedLedgerException.ManagedLedgerTerminatedException(n.getMessage());
+            case NOT_FOUND -> new ManagedLedgerException.ManagedLedgerNotFoundException(n);
+            case METADATA_FORMAT -> new ManagedLedgerException.MetaStoreException(n);
+            case OFFSET_TRIMMED, DATA_LOSS, CHECKSUM_MISMATCH, NOT_ENTRY_BOUNDARY ->
+                    new ManagedLedgerException.NonRecoverableLedgerException(n.getMessage());
+            default -> new ManagedLedgerException(n.getMessage(), n);
+        };
+        if (m.getCause() == null) {
+            m.initCause(n);
+        }
+        return m;
     }
 
     public static boolean isCancellation(Throwable t) {
-        return unwrap(t) instanceof CancellationException;
+        return Failures.unwrap(t) instanceof CancellationException;
     }
 
     private static boolean isFdb(Throwable t) {

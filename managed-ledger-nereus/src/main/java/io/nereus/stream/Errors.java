@@ -1,25 +1,26 @@
 package io.nereus.stream;
 
-import io.nereus.generation.PhysicalReadException;
-import io.nereus.generation.RepairIncompleteException;
-import io.nereus.metadata.AppendOutcome;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.StreamId;
-import io.nereus.metadata.UnknownStreamException;
-import io.nereus.wal.WalAppendException;
+import java.util.EnumSet;
 import java.util.Map;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
+import java.util.Set;
 
-/** The one place where lower-layer failures become {@link NereusException}s. */
+/**
+ * The one place where the failures of the layers below (WAL, resolver, metadata) become the stream's
+ * {@link NereusException}s: the codes a stream's append or read reports, with the stream (and offset) in the
+ * context and the lower failure as the cause.
+ */
 final class Errors {
-    private Errors() {
-    }
+    /** What an append of the stream fails with; every other failure of an append is RETRIABLE_COMMIT_FAILED. */
+    private static final Set<ErrorCode> APPEND_FAILURES = EnumSet.of(ErrorCode.FENCED, ErrorCode.NOT_WRITABLE,
+            ErrorCode.NOT_FOUND, ErrorCode.CLOSED, ErrorCode.RETRIABLE_WRITE_FAILED, ErrorCode.RETRIABLE_COMMIT_FAILED,
+            ErrorCode.RETRIABLE_ABANDONED);
 
-    static Throwable unwrap(Throwable t) {
-        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
+    private Errors() {
     }
 
     static NereusException of(ErrorCode code, StreamId stream) {
@@ -27,65 +28,39 @@ final class Errors {
     }
 
     static NereusException of(ErrorCode code, StreamId stream, long offset) {
-        return new NereusException(code, Map.of("stream", stream, "offset", offset));
+        return new NereusException(code, ErrorContext.of("stream", stream, "offset", offset));
     }
 
-    /** Maps an append failure. */
+    /**
+     * Maps an append failure: the WAL writer's failures already carry the stream's codes (see
+     * {@link io.nereus.wal.WalWriter#append}) and pass unchanged.
+     */
     static NereusException append(Throwable failure, StreamId stream) {
-        Throwable t = unwrap(failure);
-        if (t instanceof NereusException n) {
+        Throwable t = Failures.unwrap(failure);
+        if (t instanceof NereusException n && APPEND_FAILURES.contains(n.code())) {
             return n;
-        }
-        if (t instanceof WalAppendException w) {
-            ErrorCode code = switch (w.kind()) {
-                case WRITE_FAILED -> ErrorCode.RETRIABLE_WRITE_FAILED;
-                case COMMIT_UNKNOWN -> ErrorCode.RETRIABLE_COMMIT_FAILED;
-                case ABANDONED -> ErrorCode.RETRIABLE_ABANDONED;
-                case CLOSED -> ErrorCode.CLOSED;
-                case COMMIT_REJECTED -> rejected(w.outcome().orElse(null));
-            };
-            return new NereusException(code, Map.of("stream", stream), w);
-        }
-        if (t instanceof UnknownStreamException) {
-            return new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", stream), t);
         }
         return new NereusException(ErrorCode.RETRIABLE_COMMIT_FAILED, Map.of("stream", stream), t);
     }
 
-    private static ErrorCode rejected(AppendOutcome outcome) {
-        if (outcome instanceof AppendOutcome.Fenced) {
-            return ErrorCode.FENCED;
-        }
-        if (outcome instanceof AppendOutcome.NotAccepting) {
-            return ErrorCode.NOT_WRITABLE;
-        }
-        if (outcome == null) {
-            return ErrorCode.NOT_FOUND;
-        }
-        return ErrorCode.RETRIABLE_COMMIT_FAILED;
+    /**
+     * Maps a read failure at {@code offset} (the resolver's, or the last failure of an unreadable offset): when no
+     * representation serves it, its last one being corrupt is CHECKSUM_MISMATCH and being gone DATA_LOSS; a transient
+     * read failure, an incomplete repair and the stream gone keep their codes; metadata that cannot be decoded, like
+     * any other failure of the read, is RETRIABLE_READ_FAILED.
+     */
+    static NereusException read(Throwable failure, StreamId stream, long offset) {
+        Throwable t = Failures.unwrap(failure);
+        ErrorCode code = t instanceof NereusException n ? readFailure(n.code()) : ErrorCode.RETRIABLE_READ_FAILED;
+        return new NereusException(code, ErrorContext.of("stream", stream, "offset", offset), t);
     }
 
-    /** Maps a read failure at {@code offset}. */
-    static NereusException read(Throwable failure, StreamId stream, long offset) {
-        Throwable t = unwrap(failure);
-        if (t instanceof NereusException n) {
-            return n;
-        }
-        Map<String, Object> ctx = Map.of("stream", stream, "offset", offset);
-        if (t instanceof PhysicalReadException p) {
-            ErrorCode code = switch (p.reason()) {
-                case CORRUPT -> ErrorCode.CHECKSUM_MISMATCH;
-                case MISSING -> ErrorCode.DATA_LOSS;
-                case TRANSIENT, UNSUPPORTED -> ErrorCode.RETRIABLE_READ_FAILED;
-            };
-            return new NereusException(code, ctx, p);
-        }
-        if (t instanceof RepairIncompleteException) {
-            return new NereusException(ErrorCode.RETRIABLE_REPAIR_INCOMPLETE, ctx, t);
-        }
-        if (t instanceof UnknownStreamException) {
-            return new NereusException(ErrorCode.NOT_FOUND, ctx, t);
-        }
-        return new NereusException(ErrorCode.RETRIABLE_READ_FAILED, ctx, t);
+    private static ErrorCode readFailure(ErrorCode lower) {
+        return switch (lower) {
+            case CORRUPT_DATA -> ErrorCode.CHECKSUM_MISMATCH;
+            case TARGET_MISSING -> ErrorCode.DATA_LOSS;
+            case RETRIABLE_READ_FAILED, RETRIABLE_REPAIR_INCOMPLETE, NOT_FOUND -> lower;
+            default -> ErrorCode.RETRIABLE_READ_FAILED;
+        };
     }
 }

@@ -1,5 +1,7 @@
 package io.nereus.stream;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.Resolution;
 import io.nereus.generation.ResolvedEntry;

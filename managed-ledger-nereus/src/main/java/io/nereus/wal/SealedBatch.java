@@ -1,9 +1,11 @@
 package io.nereus.wal;
 
-import io.nereus.wal.WalAppendException.Kind;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -69,7 +71,8 @@ final class SealedBatch {
         return entryId;
     }
 
-    void failAll(Kind kind, String message, Throwable cause) {
-        sections.forEach(s -> s.fail(new WalAppendException(kind, message, cause)));
+    /** Fails every append of the batch with {@code code}, each naming its stream. */
+    void failAll(ErrorCode code, Throwable cause) {
+        sections.forEach(s -> s.fail(new NereusException(code, Map.of("stream", s.stream), cause)));
     }
 }

@@ -1,12 +1,16 @@
 package io.nereus.wal;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.StreamId;
-import io.nereus.wal.WalFormatException.Reason;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.zip.CRC32C;
 
 /**
@@ -38,6 +42,9 @@ import java.util.zip.CRC32C;
  * ({@link #verifySection}). Unknown versions are refused, never guessed.
  */
 public final class WalBatchCodec {
+    /** The check of a stored batch that failed: the {@code reason} of a CORRUPT_DATA failure of {@link #decode}. */
+    public enum Check { TRUNCATED, BAD_MAGIC, UNKNOWN_VERSION, MALFORMED, CHECKSUM_MISMATCH }
+
     public static final int MAGIC = 0x4E57414C;
     public static final short VERSION = 1;
     static final int HEADER_BYTES = 4 + 2 + 2 + 8 + 8 + 4;
@@ -89,36 +96,42 @@ public final class WalBatchCodec {
     /**
      * Decodes a stored batch; section checksums are carried, not verified (see {@link #verifySection}).
      *
-     * @throws WalFormatException naming the failed check
+     * @throws NereusException CORRUPT_DATA, its {@code reason} the failed {@link Check} and the values it compared
      */
     public static WalBatch decode(byte[] data) {
         if (data.length < HEADER_BYTES + TRAILER_BYTES) {
-            throw new WalFormatException(Reason.TRUNCATED, "WAL batch truncated: " + data.length
-                    + " bytes, a batch has at least " + (HEADER_BYTES + TRAILER_BYTES));
+            throw corrupt(Check.TRUNCATED, null, "length", data.length, "minimum", HEADER_BYTES + TRAILER_BYTES);
         }
         ByteBuffer b = ByteBuffer.wrap(data);
         int magic = b.getInt();
         if (magic != MAGIC) {
-            throw new WalFormatException(Reason.BAD_MAGIC, "not a WAL batch: magic " + Integer.toHexString(magic)
-                    + ", expected " + Integer.toHexString(MAGIC));
+            throw corrupt(Check.BAD_MAGIC, null, "magic", Integer.toHexString(magic),
+                    "expected", Integer.toHexString(MAGIC));
         }
         short version = b.getShort();
         if (version != VERSION) {
-            throw new WalFormatException(Reason.UNKNOWN_VERSION, "unknown WAL batch format version " + version
-                    + ", this reader knows version " + VERSION);
+            throw corrupt(Check.UNKNOWN_VERSION, null, "version", (int) version, "supported", (int) VERSION);
         }
         CRC32C crc = new CRC32C();
         crc.update(data, 0, data.length - TRAILER_BYTES);
         int stored = ByteBuffer.wrap(data, data.length - TRAILER_BYTES, TRAILER_BYTES).getInt();
         if ((int) crc.getValue() != stored) {
-            throw new WalFormatException(Reason.CHECKSUM_MISMATCH, "WAL batch checksum mismatch (truncated or corrupt):"
-                    + " stored " + Integer.toHexString(stored) + ", computed " + Integer.toHexString((int) crc.getValue()));
+            // truncated or corrupt
+            throw corrupt(Check.CHECKSUM_MISMATCH, null, "stored", Integer.toHexString(stored),
+                    "computed", Integer.toHexString((int) crc.getValue()));
         }
         try {
             return decodeBody(b, data.length - TRAILER_BYTES);
         } catch (BufferUnderflowException | IllegalArgumentException | ArithmeticException e) {
-            throw new WalFormatException(Reason.MALFORMED, "WAL batch directory is malformed: " + e.getMessage());
+            throw corrupt(Check.MALFORMED, e, "detail", e.getMessage());
         }
+    }
+
+    private static NereusException corrupt(Check check, Throwable cause, Object... more) {
+        Map<String, Object> context = new LinkedHashMap<>();
+        context.put("reason", check);
+        context.putAll(ErrorContext.of(more));
+        return new NereusException(ErrorCode.CORRUPT_DATA, context, cause);
     }
 
     private static WalBatch decodeBody(ByteBuffer b, int end) {

@@ -1,15 +1,18 @@
 package io.nereus.wal;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.AppendOutcome;
 import io.nereus.metadata.CommitResult;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.StreamAppend;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalTarget;
-import io.nereus.wal.WalAppendException.Kind;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -49,7 +52,7 @@ final class WalCommitter {
 
     private Void failGroup(List<SealedBatch> group, Throwable t) {
         LOG.error("coalesced WAL batch commit step failed: firstSequence={}", group.get(0).sequence, t);
-        group.forEach(b -> b.failAll(Kind.COMMIT_UNKNOWN, "commit step of the WAL batch failed", t));
+        group.forEach(b -> b.failAll(ErrorCode.RETRIABLE_COMMIT_FAILED, t));
         return null;
     }
 
@@ -63,8 +66,7 @@ final class WalCommitter {
                 // a stream's later appends cannot commit without its earlier ones: they would not chain
                 if (dropped.contains(s.stream) || !s.live()) {
                     dropped.add(s.stream);
-                    s.fail(new WalAppendException(Kind.ABANDONED, "an earlier append of " + s.stream + " failed",
-                            null));
+                    s.fail(new NereusException(ErrorCode.RETRIABLE_ABANDONED, Map.of("stream", s.stream)));
                     continue;
                 }
                 // the section's checksum was computed once, when the batch was sealed, and stored in the batch
@@ -86,7 +88,7 @@ final class WalCommitter {
             if (error != null) {
                 LOG.warn("WAL batch commit failed, outcome unknown: appends={}", appends.size(), error);
                 for (PendingSection s : sections) {
-                    s.fail(new WalAppendException(Kind.COMMIT_UNKNOWN, "commit of the WAL batch failed", error));
+                    s.fail(new NereusException(ErrorCode.RETRIABLE_COMMIT_FAILED, Map.of("stream", s.stream), error));
                 }
                 return CompletableFuture.<Void>completedFuture(null);
             }
@@ -109,8 +111,7 @@ final class WalCommitter {
             List<StreamAppend> restAppends = new ArrayList<>();
             for (int i = 0; i < sections.size(); i++) {
                 if (sections.get(i).stream.equals(refused)) {
-                    sections.get(i).fail(new WalAppendException(Kind.COMMIT_REJECTED, outcome,
-                            "commit refused the append of " + refused + ": " + outcome, null));
+                    sections.get(i).fail(refusal(refused, outcome));
                 } else {
                     rest.add(sections.get(i));
                     restAppends.add(appends.get(i));
@@ -118,5 +119,22 @@ final class WalCommitter {
             }
             return commitLoop(rest, restAppends);
         }).thenCompose(f -> f);
+    }
+
+    /**
+     * The failure of an append the commit refused, by the refusal ({@code outcome}, in the context; null when the
+     * stream has no head): fenced, not accepting commits, gone, or the head is elsewhere (retriable).
+     */
+    static NereusException refusal(StreamId stream, AppendOutcome outcome) {
+        if (outcome == null) {
+            return new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", stream));
+        }
+        if (outcome instanceof AppendOutcome.Fenced f) {
+            return new NereusException(ErrorCode.FENCED, ErrorContext.of("stream", stream, "headEpoch", f.headEpoch(),
+                    "requestEpoch", f.appendEpoch(), "outcome", f));
+        }
+        ErrorCode code = outcome instanceof AppendOutcome.NotAccepting ? ErrorCode.NOT_WRITABLE
+                : ErrorCode.RETRIABLE_COMMIT_FAILED;
+        return new NereusException(code, ErrorContext.of("stream", stream, "outcome", outcome));
     }
 }

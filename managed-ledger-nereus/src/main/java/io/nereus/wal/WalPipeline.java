@@ -1,6 +1,6 @@
 package io.nereus.wal;
 
-import io.nereus.wal.WalAppendException.Kind;
+import io.nereus.error.ErrorCode;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
@@ -244,7 +244,7 @@ final class WalPipeline {
             }
             uncommitted.poll();
             if (head.writeError() != null) {
-                head.failAll(Kind.WRITE_FAILED, "WAL batch write to BookKeeper failed", head.writeError());
+                head.failAll(ErrorCode.RETRIABLE_WRITE_FAILED, head.writeError());
                 finished(head);
                 continue;
             }

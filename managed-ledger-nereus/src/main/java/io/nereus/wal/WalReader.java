@@ -1,5 +1,8 @@
 package io.nereus.wal;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.NereusException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -39,8 +42,10 @@ public final class WalReader implements AutoCloseable {
     }
 
     /**
-     * The batch stored at entry {@code entryId} of slice {@code sliceId}; fails with {@link WalReadException}
-     * or {@link WalFormatException}.
+     * The batch stored at entry {@code entryId} of slice {@code sliceId}; fails with a {@link NereusException}
+     * naming {@code slice} and {@code entry}: TARGET_MISSING when the slice's ledger or the entry does not exist,
+     * CORRUPT_DATA when the stored bytes are not a valid batch ({@link WalBatchCodec#decode}), RETRIABLE_READ_FAILED
+     * for any other BookKeeper failure.
      */
     public CompletableFuture<WalBatch> read(long sliceId, long entryId) {
         BatchKey key = new BatchKey(sliceId, entryId);
@@ -90,12 +95,16 @@ public final class WalReader implements AutoCloseable {
             CompletableFuture<WalBatch> out = new CompletableFuture<>();
             lh.asyncReadUnconfirmedEntries(entryId, entryId, (rc, h, seq, ctx) -> {
                 if (rc != BKException.Code.OK) {
-                    out.completeExceptionally(readError(rc, sliceId, entryId));
+                    out.completeExceptionally(readError(rc, ErrorContext.of("slice", sliceId, "entry", entryId)));
                     return;
                 }
                 LedgerEntry e = seq.nextElement();
                 try {
                     out.complete(WalBatchCodec.decode(e.getEntry()));
+                } catch (NereusException ex) {
+                    Map<String, Object> where = ErrorContext.of("slice", sliceId, "entry", entryId);
+                    where.putAll(ex.context());
+                    out.completeExceptionally(new NereusException(ex.code(), where, ex));
                 } catch (RuntimeException ex) {
                     out.completeExceptionally(ex);
                 }
@@ -111,7 +120,7 @@ public final class WalReader implements AutoCloseable {
                 if (rc == BKException.Code.OK) {
                     open.complete(lh);
                 } else {
-                    open.completeExceptionally(readError(rc, id, -1));
+                    open.completeExceptionally(readError(rc, ErrorContext.of("slice", id)));
                 }
             }, null);
             return open;
@@ -124,11 +133,13 @@ public final class WalReader implements AutoCloseable {
         return f;
     }
 
-    private static WalReadException readError(int rc, long sliceId, long entryId) {
+    /** TARGET_MISSING when the ledger or entry does not exist (evidence of loss), else RETRIABLE_READ_FAILED. */
+    private static NereusException readError(int rc, Map<String, Object> where) {
         boolean missing = rc == BKException.Code.NoSuchLedgerExistsException
                 || rc == BKException.Code.NoSuchLedgerExistsOnMetadataServerException
                 || rc == BKException.Code.NoSuchEntryException;
-        return new WalReadException(missing, "reading WAL slice " + sliceId + " entry " + entryId + " failed",
+        where.put("rc", rc);
+        return new NereusException(missing ? ErrorCode.TARGET_MISSING : ErrorCode.RETRIABLE_READ_FAILED, where,
                 BKException.create(rc));
     }
 

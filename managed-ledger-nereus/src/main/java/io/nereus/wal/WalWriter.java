@@ -1,11 +1,13 @@
 package io.nereus.wal;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
-import io.nereus.wal.WalAppendException.Kind;
 import java.time.Clock;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -44,12 +46,13 @@ import org.slf4j.LoggerFactory;
  * thread that finished the transaction; appends failed before their commit (write failed, abandoned) and
  * barriers complete on the owner thread; appends open at {@link #close} fail on the closing thread.
  *
- * <p>Failures: a failed BookKeeper write fails every append of its batch ({@link Kind#WRITE_FAILED}); a
- * refused stream is taken out of the commit (with its appends of every coalesced batch) and the rest
- * recommitted ({@link Kind#COMMIT_REJECTED}); a failed commit fails the batch ({@link Kind#COMMIT_UNKNOWN}).
- * Callers pass a liveness check with each append; a stream whose earlier append failed answers false, and its
- * later appends are dropped before their commit ({@link Kind#ABANDONED}) so that one stream's failure never
- * fails another stream's commit.
+ * <p>Failures, each a {@link NereusException} naming the stream (see {@link #append}): a failed BookKeeper write
+ * fails every append of its batch (RETRIABLE_WRITE_FAILED); a refused stream is taken out of the commit (with its
+ * appends of every coalesced batch) and the rest recommitted (the refused appends fail with the code of the
+ * refusal: FENCED, NOT_WRITABLE, NOT_FOUND or RETRIABLE_COMMIT_FAILED); a failed commit fails the batch
+ * (RETRIABLE_COMMIT_FAILED). Callers pass a liveness check with each append; a stream whose earlier append failed
+ * answers false, and its later appends are dropped before their commit (RETRIABLE_ABANDONED) so that one stream's
+ * failure never fails another stream's commit.
  */
 public final class WalWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);
@@ -88,7 +91,11 @@ public final class WalWriter implements AutoCloseable {
      * before the commit; false drops the append.
      *
      * @return the stream's head after the commit that included the append; fails with
-     *         {@link WalAppendException}
+     *         {@link NereusException} naming the {@code stream}: RETRIABLE_WRITE_FAILED when the BookKeeper write
+     *         failed, RETRIABLE_COMMIT_FAILED when the commit's outcome is unknown or it found the head elsewhere,
+     *         RETRIABLE_ABANDONED when an earlier append of the stream failed, FENCED (with the epochs) or
+     *         NOT_WRITABLE or NOT_FOUND when the commit refused the stream, CLOSED once the writer is closed. A
+     *         refusal's {@code AppendOutcome} is in the context as {@code outcome}
      */
     public CompletableFuture<StreamHead> append(StreamId stream, long epoch, long firstOffset, List<WalEntry> entries,
             BooleanSupplier live) {
@@ -111,7 +118,7 @@ public final class WalWriter implements AutoCloseable {
             OpenBatch.Added added = openBatch.add(
                     new OpenBatch.Append(stream, epoch, firstOffset, copy, bytes, done, live));
             if (added.closed()) {
-                throw new WalAppendException(Kind.CLOSED, "WAL writer is closed", null);
+                throw new NereusException(ErrorCode.CLOSED, Map.of("stream", stream));
             }
             if (added.timer() != OpenBatch.Added.NO_TIMER) {
                 scheduleFlush(added.timer());
@@ -163,7 +170,7 @@ public final class WalWriter implements AutoCloseable {
     @Override
     public void close() {
         for (PendingSection s : openBatch.close()) {
-            s.fail(new WalAppendException(Kind.CLOSED, "WAL writer closed", null));
+            s.fail(new NereusException(ErrorCode.CLOSED, Map.of("stream", s.stream)));
         }
         try {
             submit(pipeline::close);

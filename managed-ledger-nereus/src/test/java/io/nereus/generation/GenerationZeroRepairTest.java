@@ -5,6 +5,8 @@ import static io.nereus.testing.StreamTesting.readAll;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.CommitResult;
 import io.nereus.metadata.IndexKey;
@@ -19,8 +21,6 @@ import io.nereus.metadata.WalTarget;
 import io.nereus.metadata.codec.WalIntentCodec;
 import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;
-import io.nereus.stream.ErrorCode;
-import io.nereus.stream.NereusException;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.ReadResult;
 import io.nereus.stream.StorageConfig;

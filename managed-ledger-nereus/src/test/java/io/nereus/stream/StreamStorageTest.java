@@ -5,6 +5,8 @@ import static io.nereus.testing.StreamTesting.readAll;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.CommitFault;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.CommitResult;

@@ -5,6 +5,9 @@ import static io.nereus.testing.StreamTesting.readDensePayloads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;
@@ -143,7 +146,7 @@ class WalFaultsTest {
                 assertThat(f.join()).isEqualTo(OffsetRange.single(i));
                 acknowledged.add(aPayloads.get(i));
             } else {
-                assertThat(Errors.unwrap(failure)).as("append %d", i).isInstanceOfSatisfying(NereusException.class,
+                assertThat(Failures.unwrap(failure)).as("append %d", i).isInstanceOfSatisfying(NereusException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.FENCED));
                 firstFenced = firstFenced == -1 ? i : firstFenced;
             }

@@ -1,18 +1,22 @@
 package io.nereus.wal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.StreamId;
-import io.nereus.wal.WalFormatException.Reason;
+import io.nereus.wal.WalBatchCodec.Check;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.zip.CRC32C;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 
 class WalBatchCodecTest {
@@ -82,39 +86,33 @@ class WalBatchCodecTest {
     @Test
     void decode_truncated_isRefused() {
         byte[] data = WalBatchCodec.encode(sample());
-        assertThatThrownBy(() -> WalBatchCodec.decode(Arrays.copyOf(data, 10)))
-                .isInstanceOfSatisfying(WalFormatException.class, e -> assertThat(e.reason()).isEqualTo(Reason.TRUNCATED))
-                .hasMessageContaining("truncated");
-        assertThatThrownBy(() -> WalBatchCodec.decode(Arrays.copyOf(data, data.length - 3)))
-                .isInstanceOfSatisfying(WalFormatException.class,
-                        e -> assertThat(e.reason()).isEqualTo(Reason.CHECKSUM_MISMATCH));
+        assertThat(corrupt(() -> WalBatchCodec.decode(Arrays.copyOf(data, 10))))
+                .containsEntry("reason", Check.TRUNCATED).containsEntry("length", 10);
+        assertThat(corrupt(() -> WalBatchCodec.decode(Arrays.copyOf(data, data.length - 3))))
+                .containsEntry("reason", Check.CHECKSUM_MISMATCH);
     }
 
     @Test
     void decode_flippedPayloadByte_isAChecksumMismatch() {
         byte[] data = WalBatchCodec.encode(sample());
         data[data.length - 8] ^= 0x10;
-        assertThatThrownBy(() -> WalBatchCodec.decode(data))
-                .isInstanceOfSatisfying(WalFormatException.class,
-                        e -> assertThat(e.reason()).isEqualTo(Reason.CHECKSUM_MISMATCH))
-                .hasMessageContaining("checksum mismatch");
+        assertThat(corrupt(() -> WalBatchCodec.decode(data)))
+                .containsEntry("reason", Check.CHECKSUM_MISMATCH).containsKeys("stored", "computed");
     }
 
     @Test
     void decode_unknownVersion_isRefusedByName() {
         byte[] data = WalBatchCodec.encode(sample());
         ByteBuffer.wrap(data).putShort(4, (short) 2);
-        assertThatThrownBy(() -> WalBatchCodec.decode(data))
-                .isInstanceOfSatisfying(WalFormatException.class,
-                        e -> assertThat(e.reason()).isEqualTo(Reason.UNKNOWN_VERSION))
-                .hasMessageContaining("unknown WAL batch format version 2");
+        assertThat(corrupt(() -> WalBatchCodec.decode(data)))
+                .containsEntry("reason", Check.UNKNOWN_VERSION).containsEntry("version", 2);
     }
 
     @Test
     void decode_otherBytes_badMagic() {
         byte[] data = new byte[64];
-        assertThatThrownBy(() -> WalBatchCodec.decode(data))
-                .isInstanceOfSatisfying(WalFormatException.class, e -> assertThat(e.reason()).isEqualTo(Reason.BAD_MAGIC));
+        assertThat(corrupt(() -> WalBatchCodec.decode(data)))
+                .containsEntry("reason", Check.BAD_MAGIC);
     }
 
     @Test
@@ -125,8 +123,16 @@ class WalBatchCodecTest {
         CRC32C crc = new CRC32C();
         crc.update(data, 0, data.length - 4);
         ByteBuffer.wrap(data).putInt(data.length - 4, (int) crc.getValue());
-        assertThatThrownBy(() -> WalBatchCodec.decode(data))
-                .isInstanceOfSatisfying(WalFormatException.class, e -> assertThat(e.reason()).isEqualTo(Reason.MALFORMED));
+        assertThat(corrupt(() -> WalBatchCodec.decode(data)))
+                .containsEntry("reason", Check.MALFORMED);
+    }
+
+    /** Runs {@code decode}, which must fail CORRUPT_DATA; returns the failure's context. */
+    private static Map<String, Object> corrupt(ThrowingCallable decode) {
+        Throwable t = catchThrowable(decode);
+        assertThat(t).isInstanceOf(NereusException.class);
+        assertThat(((NereusException) t).code()).isEqualTo(ErrorCode.CORRUPT_DATA);
+        return ((NereusException) t).context();
     }
 
     @Test

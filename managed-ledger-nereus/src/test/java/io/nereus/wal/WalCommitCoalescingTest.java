@@ -8,6 +8,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.AppendOutcome;
 import io.nereus.metadata.IndexRecord;
@@ -20,7 +22,6 @@ import io.nereus.metadata.WalTarget;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
-import io.nereus.wal.WalAppendException.Kind;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -112,9 +113,10 @@ class WalCommitCoalescingTest {
 
         assertThat(s.x.stream().map(f -> await(f).committedEnd())).containsExactly(1L, 2L, 3L, 4L);
         for (CompletableFuture<StreamHead> f : s.y) {
-            assertThatThrownBy(() -> await(f)).isInstanceOfSatisfying(WalAppendException.class, e -> {
-                assertThat(e.kind()).isEqualTo(Kind.COMMIT_REJECTED);
-                assertThat(e.outcome()).containsInstanceOf(AppendOutcome.Fenced.class);
+            assertThatThrownBy(() -> await(f)).isInstanceOfSatisfying(NereusException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.FENCED);
+                assertThat(e.context()).containsEntry("stream", s.yId)
+                        .hasEntrySatisfying("outcome", o -> assertThat(o).isInstanceOf(AppendOutcome.Fenced.class));
             });
         }
         assertThat(transactions.get() - s.transactionsBefore).as("each commit refused once for y, then recommitted without it")

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
@@ -14,7 +16,6 @@ import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalTarget;
 import io.nereus.testing.BookKeeperCluster;
-import io.nereus.wal.WalAppendException.Kind;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -202,8 +203,8 @@ class WalWriterThreadingTest {
 
     private static void assertFailsClosed(CompletableFuture<StreamHead> append) {
         Throwable error = await(append.handle((head, e) -> e));
-        assertThat(error).isInstanceOfSatisfying(WalAppendException.class,
-                e -> assertThat(e.kind()).isEqualTo(Kind.CLOSED));
+        assertThat(error).isInstanceOfSatisfying(NereusException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.CLOSED));
     }
 
     private Optional<WalBatch> readIfPresent(long slice, long entry) {

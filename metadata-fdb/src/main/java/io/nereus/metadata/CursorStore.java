@@ -5,6 +5,9 @@ import static io.nereus.metadata.TransactionRunner.guard;
 import com.apple.foundationdb.Range;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.async.AsyncUtil;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.codec.CursorStateCodec;
 import io.nereus.metadata.codec.LedgerPropertiesCodec;
 import io.nereus.metadata.codec.StreamHeadCodec;
@@ -76,8 +79,9 @@ public final class CursorStore {
                 for (int i = 0; i < kvs.size(); i++) {
                     NereusKeyspace.CursorChunkKey k = ks.unpackCursorChunkKey(kvs.get(i).getKey());
                     if (k.chunk() != i) {
-                        throw new MetadataFormatException("cursor " + cursorName + " of " + stream + ": chunk " + i
-                                + " missing (found chunk " + k.chunk() + ")");
+                        throw new NereusException(ErrorCode.METADATA_FORMAT, ErrorContext.of("value", "CursorState",
+                                "reason", "chunk missing", "stream", stream, "cursor", cursorName, "chunk", i,
+                                "found", k.chunk()));
                     }
                     values.add(kvs.get(i).getValue());
                 }

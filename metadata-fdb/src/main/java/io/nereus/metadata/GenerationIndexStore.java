@@ -3,6 +3,7 @@ package io.nereus.metadata;
 import static io.nereus.metadata.TransactionRunner.guard;
 
 import com.apple.foundationdb.KeyValue;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.codec.GenerationSeqCodec;
 import io.nereus.metadata.codec.IndexRecordCodec;
 import java.util.ArrayList;
@@ -47,7 +48,7 @@ public final class GenerationIndexStore {
      * one head read and one range read of at most {@value #LOOKUP_SCAN_LIMIT} keys, whatever the number of
      * generations or appends.
      *
-     * @return a future failing with {@link UnknownStreamException} when the stream has no head
+     * @return a future failing with {@link NereusException} NOT_FOUND when the stream has no head
      */
     public CompletableFuture<IndexLookup> lookup(StreamId stream, ReadView view, long offset) {
         return guard(() -> {
@@ -57,7 +58,7 @@ public final class GenerationIndexStore {
                 CompletableFuture<List<KeyValue>> scan =
                         tr.getRange(range, LOOKUP_SCAN_LIMIT).asList();
                 return head.thenCombine(scan, (h, kvs) -> IndexLookup.decide(
-                        h.orElseThrow(() -> new UnknownStreamException(stream)), view, offset, records.index(kvs)));
+                        h.orElseThrow(() -> StoredRecords.unknownStream(stream)), view, offset, records.index(kvs)));
             });
         });
     }
@@ -84,7 +85,7 @@ public final class GenerationIndexStore {
      * that may overlap, so a racing commit, trim or publication is a conflict, not an overwrite. Retrying
      * after an unknown result finds the record in place and reports {@link RepairOutcome.Repaired} again.
      *
-     * @return a future failing with {@link UnknownStreamException} when the stream has no head
+     * @return a future failing with {@link NereusException} NOT_FOUND when the stream has no head
      */
     public CompletableFuture<RepairOutcome> repairGenerationZero(RepairRequest request) {
         return guard(() -> {
@@ -103,7 +104,7 @@ public final class GenerationIndexStore {
                 CompletableFuture<List<KeyValue>> inside = tr.getRange(endingInside).asList();
                 CompletableFuture<List<KeyValue>> after = tr.getRange(endingAfter, LOOKUP_SCAN_LIMIT).asList();
                 return CompletableFuture.allOf(head, inside, after).thenApply(ignored -> {
-                    StreamHead h = head.join().orElseThrow(() -> new UnknownStreamException(stream));
+                    StreamHead h = head.join().orElseThrow(() -> StoredRecords.unknownStream(stream));
                     List<IndexRecord> overlapping = new ArrayList<>(records.index(inside.join()));
                     overlapping.addAll(records.index(after.join()));
                     RepairOutcome o = RepairOutcome.decide(h, overlapping, request);
@@ -125,7 +126,7 @@ public final class GenerationIndexStore {
      * racing for the same sources exactly one commits; the other is retried by the runner and then sees
      * {@link PublicationOutcome.SourceChanged}.
      *
-     * @return a future failing with {@link UnknownStreamException} when the stream has no head
+     * @return a future failing with {@link NereusException} NOT_FOUND when the stream has no head
      */
     public CompletableFuture<PublicationOutcome> publish(PublicationRequest request) {
         return guard(() -> {
@@ -146,7 +147,7 @@ public final class GenerationIndexStore {
                 all.add(genSeq);
                 all.add(sameView);
                 return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
-                    StreamHead h = head.join().orElseThrow(() -> new UnknownStreamException(stream));
+                    StreamHead h = head.join().orElseThrow(() -> StoredRecords.unknownStream(stream));
                     Optional<GenerationId> seq = Optional.ofNullable(genSeq.join())
                             .map(GenerationSeqCodec.INSTANCE::decode);
                     List<Optional<IndexRecord>> current = new ArrayList<>();

@@ -4,6 +4,11 @@ import com.apple.foundationdb.Range;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.NereusException;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -32,7 +37,8 @@ import java.util.Objects;
  * {@code v} are those with {@code endOffset > o}, read by {@link #indexCoveringRange} starting at
  * {@code (…, INDEX, v, o + 1)}; because superseded records move to RETIRED in the transaction that
  * supersedes them, the first few keys of that scan are the answer. Unpack methods refuse keys of another
- * kind with a {@link MetadataFormatException}. Immutable and thread-safe.
+ * kind with a {@link NereusException} of code {@link ErrorCode#METADATA_FORMAT}, whose context names the key
+ * kind ({@code key}) and the failed check ({@code reason}). Immutable and thread-safe.
  */
 public final class NereusKeyspace {
     public static final int CATALOG = 1;
@@ -192,7 +198,7 @@ public final class NereusKeyspace {
         String name = string(t, 3, "cursor", key);
         long chunk = nonNegative(t, 4, key, "cursor", "chunk");
         if (chunk > Integer.MAX_VALUE) {
-            throw new MetadataFormatException("cursor key chunk index too large: " + chunk);
+            throw formatError("cursor", "chunk index too large", "chunk", chunk);
         }
         return new CursorChunkKey(sid, name, (int) chunk);
     }
@@ -328,17 +334,16 @@ public final class NereusKeyspace {
 
     private Tuple unpack(byte[] key, String kind, int size) {
         if (!root.contains(key)) {
-            throw new MetadataFormatException(kind + " key is outside the Nereus root: " + printable(key));
+            throw formatError(kind, "outside the Nereus root", "bytes", printable(key));
         }
         Tuple t;
         try {
             t = root.unpack(key);
         } catch (IllegalArgumentException e) {
-            throw new MetadataFormatException(kind + " key is not a valid tuple: " + printable(key), e);
+            throw formatError(e, kind, "not a valid tuple", "bytes", printable(key));
         }
         if (t.size() != size) {
-            throw new MetadataFormatException(kind + " key must have " + size + " elements, has " + t.size()
-                    + ": " + t);
+            throw formatError(kind, "wrong number of elements", "expected", size, "found", t.size(), "tuple", t);
         }
         return t;
     }
@@ -353,15 +358,15 @@ public final class NereusKeyspace {
     private static void expectTag(Tuple t, int index, int tag, String kind, byte[] key) {
         Object o = t.get(index);
         if (!(o instanceof Long l) || l != tag) {
-            throw new MetadataFormatException(kind + " key expected, but element " + index + " is " + o
-                    + ", expected tag " + tag + ": " + t);
+            throw formatError(kind, "element is not the kind's tag", "element", index, "expected", tag, "found", o,
+                    "tuple", t);
         }
     }
 
     private static long integer(Tuple t, int index, byte[] key, String kind, String field) {
         Object o = t.get(index);
         if (!(o instanceof Long l)) {
-            throw new MetadataFormatException(kind + " key " + field + " is not an integer: " + t);
+            throw formatError(kind, "not an integer", "field", field, "tuple", t);
         }
         return l;
     }
@@ -369,7 +374,7 @@ public final class NereusKeyspace {
     private static long nonNegative(Tuple t, int index, byte[] key, String kind, String field) {
         long v = integer(t, index, key, kind, field);
         if (v < 0) {
-            throw new MetadataFormatException(kind + " key " + field + " is negative: " + t);
+            throw formatError(kind, "negative", "field", field, "tuple", t);
         }
         return v;
     }
@@ -377,7 +382,7 @@ public final class NereusKeyspace {
     private static long positive(Tuple t, int index, byte[] key, String kind, String field) {
         long v = integer(t, index, key, kind, field);
         if (v <= 0) {
-            throw new MetadataFormatException(kind + " key " + field + " must be positive: " + t);
+            throw formatError(kind, "not positive", "field", field, "tuple", t);
         }
         return v;
     }
@@ -391,14 +396,14 @@ public final class NereusKeyspace {
         try {
             return ReadView.fromCode(code);
         } catch (IllegalArgumentException e) {
-            throw new MetadataFormatException(kind + " key has an unknown read view code " + code + ": " + t, e);
+            throw formatError(e, kind, "unknown read view code", "code", code, "tuple", t);
         }
     }
 
     private static String string(Tuple t, int index, String kind, byte[] key) {
         Object o = t.get(index);
         if (!(o instanceof String s) || s.isEmpty()) {
-            throw new MetadataFormatException(kind + " key element " + index + " is not a non-empty string: " + t);
+            throw formatError(kind, "not a non-empty string", "element", index, "tuple", t);
         }
         return s;
     }
@@ -414,6 +419,19 @@ public final class NereusKeyspace {
         if (v < 0) {
             throw new IllegalArgumentException(what + " must be >= 0: " + v);
         }
+    }
+
+    private static NereusException formatError(String kind, String reason, Object... more) {
+        return formatError(null, kind, reason, more);
+    }
+
+    /** The METADATA_FORMAT failure of unpacking a key of {@code kind}: context key, reason, then {@code more}. */
+    private static NereusException formatError(Throwable cause, String kind, String reason, Object... more) {
+        Map<String, Object> context = new LinkedHashMap<>();
+        context.put("key", kind);
+        context.put("reason", reason);
+        context.putAll(ErrorContext.of(more));
+        return new NereusException(ErrorCode.METADATA_FORMAT, context, cause);
     }
 
     private static String printable(byte[] key) {

@@ -3,24 +3,32 @@ package io.nereus.metadata;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.codec.IndexRecordCodec;
 import io.nereus.metadata.codec.StreamHeadCodec;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * Typed access, inside a caller's transaction, to the records more than one store reads or moves: the stream
- * head and the generation-index records of the lookup and RETIRED spaces. Decoding failures surface as
- * {@link MetadataFormatException} and fail the caller's transaction. Stateless apart from the keyspace;
- * thread-safe.
+ * head and the generation-index records of the lookup and RETIRED spaces. Decoding failures surface as a
+ * {@link io.nereus.error.NereusException} of code METADATA_FORMAT and fail the caller's transaction. Stateless
+ * apart from the keyspace; thread-safe.
  */
 final class StoredRecords {
     private final NereusKeyspace ks;
 
     StoredRecords(NereusKeyspace ks) {
         this.ks = ks;
+    }
+
+    /** The failure of an operation on {@code stream} when it has no head (never created, or removed). */
+    static NereusException unknownStream(StreamId stream) {
+        return new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", stream));
     }
 
     /** The head of {@code stream} as {@code tr} sees it (a read, so a conflict if it changes before commit). */

@@ -4,6 +4,9 @@ import static io.nereus.metadata.TransactionRunner.guard;
 
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.Transaction;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.codec.IndexRecordCodec;
 import io.nereus.metadata.codec.StreamHeadCodec;
 import io.nereus.metadata.codec.WalIntentCodec;
@@ -59,13 +62,13 @@ public final class StreamCommitStore {
      * Makes {@code writerId} the stream's writer with a new, higher epoch, fencing every earlier writer. The
      * returned head's {@code writerEpoch} is the fencing token to pass with every commit.
      *
-     * @return a future failing with {@link UnknownStreamException} when the stream has no head
+     * @return a future failing with {@link NereusException} NOT_FOUND when the stream has no head
      */
     public CompletableFuture<StreamHead> acquireWriter(StreamId stream, String writerId) {
         return guard(() -> {
             Objects.requireNonNull(writerId, "writerId");
             return tx.run(tr -> records.head(tr, stream).thenApply(h -> {
-                StreamHead next = h.orElseThrow(() -> new UnknownStreamException(stream)).withNewWriter(writerId);
+                StreamHead next = h.orElseThrow(() -> StoredRecords.unknownStream(stream)).withNewWriter(writerId);
                 tr.set(ks.headKey(stream), StreamHeadCodec.INSTANCE.encode(next));
                 return next;
             }));
@@ -76,14 +79,15 @@ public final class StreamCommitStore {
      * Seals the stream (a terminated topic): no more commits; reads, trims and cursors continue. Conditional on
      * {@code writerEpoch}: a writer that was fenced cannot seal.
      *
-     * @return a future failing with {@link WriterFencedException} when the head has another epoch, or
-     *         {@link UnknownStreamException} when the stream has no head
+     * @return a future failing with {@link NereusException} FENCED (context headEpoch, requestEpoch) when
+     *         the head has another epoch, or NOT_FOUND when the stream has no head
      */
     public CompletableFuture<StreamHead> seal(StreamId stream, long writerEpoch) {
         return guard(() -> tx.run(tr -> records.head(tr, stream).thenApply(h -> {
-            StreamHead head = h.orElseThrow(() -> new UnknownStreamException(stream));
+            StreamHead head = h.orElseThrow(() -> StoredRecords.unknownStream(stream));
             if (head.writerEpoch() != writerEpoch) {
-                throw new WriterFencedException(stream, head.writerEpoch(), writerEpoch);
+                throw new NereusException(ErrorCode.FENCED, ErrorContext.of("stream", stream,
+                        "headEpoch", head.writerEpoch(), "requestEpoch", writerEpoch));
             }
             StreamHead next = head.withState(StreamState.SEALED);
             tr.set(ks.headKey(stream), StreamHeadCodec.INSTANCE.encode(next));
@@ -214,7 +218,7 @@ public final class StreamCommitStore {
      * below it, in every view, to RETIRED so its target is listed for garbage collection. The head moves in the
      * first transaction, so readers see the offsets trimmed at once; records move in bounded batches.
      *
-     * @return a future of the head after the trim; failing with {@link UnknownStreamException} when the
+     * @return a future of the head after the trim; failing with {@link NereusException} NOT_FOUND when the
      *         stream has no head, or {@link IllegalArgumentException} when {@code trimOffset} is beyond the
      *         committed end
      */
@@ -232,7 +236,7 @@ public final class StreamCommitStore {
     private CompletableFuture<Boolean> trimStep(Transaction tr, StreamId stream, long trimOffset,
             AtomicReference<StreamHead> last) {
         return records.head(tr, stream).thenCompose(h -> {
-            StreamHead head = h.orElseThrow(() -> new UnknownStreamException(stream));
+            StreamHead head = h.orElseThrow(() -> StoredRecords.unknownStream(stream));
             StreamHead next = head.withTrimOffset(trimOffset);
             if (!next.equals(head)) {
                 tr.set(ks.headKey(stream), StreamHeadCodec.INSTANCE.encode(next));

@@ -1,10 +1,11 @@
 package io.nereus.metadata;
 
+import static io.nereus.error.ErrorAssertions.thrown;
 import static io.nereus.metadata.StoreFixture.append;
 import static io.nereus.metadata.StoreFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.error.ErrorCode;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -37,8 +38,8 @@ class GenerationIndexStoreTest {
         await(streams.trim(s, 5));
         assertThat(await(index.lookup(s, ReadView.COMMITTED, 4))).isEqualTo(new IndexLookup.Trimmed(5));
         assertThat(await(index.lookup(s, ReadView.COMMITTED, 5))).isInstanceOf(IndexLookup.Resolved.class);
-        assertThatThrownBy(() -> await(index.lookup(StreamId.of(77), ReadView.COMMITTED, 0)))
-                .isInstanceOf(UnknownStreamException.class);
+        assertThat(thrown(ErrorCode.NOT_FOUND, () -> await(index.lookup(StreamId.of(77), ReadView.COMMITTED, 0)))
+                .context()).containsEntry("stream", StreamId.of(77));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.nereus.metadata;
 
+import static io.nereus.error.ErrorAssertions.thrown;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -7,6 +8,7 @@ import com.apple.foundationdb.Range;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.error.ErrorCode;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -48,22 +50,22 @@ class NereusKeyspaceTest {
     @Test
     void unpack_refusesKeysOfAnotherKind() {
         IndexKey ik = new IndexKey(S, ReadView.COMMITTED, 10, GenerationId.APPEND);
-        assertThatThrownBy(() -> KS.unpackIndexKey(KS.retiredKey(ik)))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("index key expected");
-        assertThatThrownBy(() -> KS.unpackHeadKey(KS.propsKey(S)))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("head");
-        assertThatThrownBy(() -> KS.unpackCatalogKey(KS.counterKey("x")))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("catalog");
-        assertThatThrownBy(() -> KS.unpackWalSliceKey(KS.walStreamKey(1, S)))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("must have 2 elements");
-        assertThatThrownBy(() -> KS.unpackHeadKey(new byte[] {0x15, 0x2B, 0x01}))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("outside the Nereus root");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackIndexKey(KS.retiredKey(ik))).context())
+                .containsEntry("key", "index").containsEntry("reason", "element is not the kind's tag");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackHeadKey(KS.propsKey(S))).context())
+                .containsEntry("key", "head");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackCatalogKey(KS.counterKey("x"))).context())
+                .containsEntry("key", "catalog");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackWalSliceKey(KS.walStreamKey(1, S))).context())
+                .containsEntry("reason", "wrong number of elements").containsEntry("expected", 2);
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackHeadKey(new byte[] {0x15, 0x2B, 0x01})).context())
+                .containsEntry("reason", "outside the Nereus root");
         byte[] unknownView = KS.root().pack(Tuple.from(2, 9, 2, 7, 10, 0));
-        assertThatThrownBy(() -> KS.unpackIndexKey(unknownView))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("unknown read view code 7");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackIndexKey(unknownView)).context())
+                .containsEntry("reason", "unknown read view code").containsEntry("code", 7L);
         byte[] zeroStream = KS.root().pack(Tuple.from(2, 0, 1));
-        assertThatThrownBy(() -> KS.unpackHeadKey(zeroStream))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("stream id must be positive");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackHeadKey(zeroStream)).context())
+                .containsEntry("field", "stream id").containsEntry("reason", "not positive");
     }
 
     @Test

@@ -1,10 +1,11 @@
 package io.nereus.metadata;
 
+import static io.nereus.error.ErrorAssertions.thrown;
 import static io.nereus.metadata.StoreFixture.append;
 import static io.nereus.metadata.StoreFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.error.ErrorCode;
 import io.nereus.fdb.embedded.CommitFault;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -135,6 +136,7 @@ class PublicationStoreTest {
         PublicationRequest other = new PublicationRequest(StreamId.of(99), ReadView.COMMITTED, req.range(),
                 List.of(new PublicationRequest.SourceRef(new IndexKey(StreamId.of(99), ReadView.COMMITTED, 4, GenerationId.APPEND), 0)),
                 req.target(), req.checksum(), 4, 100);
-        assertThatThrownBy(() -> await(index.publish(other))).isInstanceOf(UnknownStreamException.class);
+        assertThat(thrown(ErrorCode.NOT_FOUND, () -> await(index.publish(other))).context())
+                .containsEntry("stream", StreamId.of(99));
     }
 }

@@ -1,10 +1,11 @@
 package io.nereus.metadata;
 
+import static io.nereus.error.ErrorAssertions.thrown;
 import static io.nereus.metadata.StoreFixture.append;
 import static io.nereus.metadata.StoreFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.error.ErrorCode;
 import io.nereus.fdb.embedded.CommitFault;
 import java.util.List;
 import java.util.Map;
@@ -150,6 +151,7 @@ class RepairStoreTest {
     @Test
     void repair_ofUnknownStream_fails() {
         RepairRequest r = requestFor(append(StreamId.of(42), 1, 0, 1, 1, 0, 0));
-        assertThatThrownBy(() -> await(index.repairGenerationZero(r))).isInstanceOf(UnknownStreamException.class);
+        assertThat(thrown(ErrorCode.NOT_FOUND, () -> await(index.repairGenerationZero(r))).context())
+                .containsEntry("stream", StreamId.of(42));
     }
 }

@@ -1,11 +1,13 @@
 package io.nereus.metadata;
 
+import static io.nereus.error.ErrorAssertions.thrown;
 import static io.nereus.metadata.StoreFixture.append;
 import static io.nereus.metadata.StoreFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.nereus.error.ErrorCode;
 import io.nereus.fdb.embedded.CommitFault;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -212,8 +214,8 @@ class StreamCommitStoreTest {
         StreamId s = f.newStream("a");
         long old = f.acquire(s);
         long current = f.acquire(s);
-        assertThatThrownBy(() -> await(streams.seal(s, old))).isInstanceOf(WriterFencedException.class)
-                .hasMessageContaining("head writer epoch " + current);
+        assertThat(thrown(ErrorCode.FENCED, () -> await(streams.seal(s, old))).context())
+                .containsEntry("stream", s).containsEntry("headEpoch", current).containsEntry("requestEpoch", old);
         assertThat(await(streams.head(s)).orElseThrow().state()).isEqualTo(StreamState.OPEN);
     }
 }

@@ -1,5 +1,6 @@
 package io.nereus.pulsar.cursor;
 
+import io.nereus.error.ErrorContext;
 import io.nereus.metadata.CursorState;
 import io.nereus.metadata.WriteOutcome;
 import io.nereus.pulsar.PulsarErrors;
@@ -295,18 +296,11 @@ final class CursorPersistence {
                 written = true;
                 completed = takeWaitersLocked(persistedVersion);
                 start = startLocked();
-            } else if (error == null && outcome instanceof WriteOutcome.Fenced fenced) {
-                stats.persistToZookeeper(false);
-                failure = new ManagedLedgerException.ManagedLedgerFencedException(
-                        "cursor " + cursor + " of " + ledger + " not saved: the stream's writer epoch is "
-                                + fenced.headEpoch() + ", this broker writes with " + fenced.requestEpoch());
-                refused = failure;
-                failed = takeWaitersLocked(Long.MAX_VALUE);
             } else if (error == null) {
+                // refused: fenced, or the stream no longer exists
                 stats.persistToZookeeper(false);
-                failure = new ManagedLedgerException.ManagedLedgerNotFoundException(
-                        "cursor " + cursor + " of " + ledger + " not saved: the stream no longer exists ("
-                                + outcome + ")");
+                failure = PulsarErrors.map(outcome,
+                        ErrorContext.of("ledger", ledger, "cursor", cursor, "operation", "save cursor state"));
                 refused = failure;
                 failed = takeWaitersLocked(Long.MAX_VALUE);
             } else {

@@ -1,6 +1,7 @@
 package io.nereus.pulsar.cursor;
 
 import com.google.common.collect.Range;
+import io.nereus.error.ErrorContext;
 import io.nereus.metadata.CursorState;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.WriteOutcome;
@@ -208,10 +209,10 @@ public final class NereusManagedCursor implements ManagedCursor {
         return persistence.idle()
                 .thenCompose(v -> host.cursorStore().deleteCursor(host.streamId(), name, host.writerEpoch()))
                 .thenAccept(outcome -> {
-                    if (outcome instanceof WriteOutcome.Fenced f) {
-                        throw new CompletionException(new ManagedLedgerException.ManagedLedgerFencedException(
-                                "cursor " + name + " not deleted: writer epoch is " + f.headEpoch()
-                                        + ", this broker has " + f.requestEpoch()));
+                    // a stream that no longer exists took the cursor's state with it: only a fenced delete fails
+                    if (outcome instanceof WriteOutcome.Fenced) {
+                        throw new CompletionException(PulsarErrors.map(outcome,
+                                ErrorContext.of("ledger", host.name(), "cursor", name, "operation", "delete cursor")));
                     }
                 });
     }

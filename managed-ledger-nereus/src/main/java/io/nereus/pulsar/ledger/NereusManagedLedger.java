@@ -427,15 +427,10 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     WriteOutcome checkWritten(WriteOutcome outcome) {
-        if (outcome instanceof WriteOutcome.Fenced f) {
-            throw new java.util.concurrent.CompletionException(new ManagedLedgerException.ManagedLedgerFencedException(
-                    "managed ledger " + name + " is fenced (writer epoch " + f.headEpoch() + " > " + writerEpoch + ")"));
+        if (outcome instanceof WriteOutcome.Written) {
+            return outcome;
         }
-        if (outcome instanceof WriteOutcome.UnknownStream) {
-            throw new java.util.concurrent.CompletionException(new ManagedLedgerException.ManagedLedgerNotFoundException(
-                    "managed ledger " + name + " no longer exists"));
-        }
-        return outcome;
+        throw new java.util.concurrent.CompletionException(PulsarErrors.map(outcome, Map.of("ledger", name)));
     }
 
     @Override

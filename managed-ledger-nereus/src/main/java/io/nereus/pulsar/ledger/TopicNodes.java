@@ -1,6 +1,6 @@
 package io.nereus.pulsar.ledger;
 
-import io.nereus.pulsar.PulsarErrors;
+import io.nereus.error.Failures;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pulsar.metadata.api.MetadataStore;
@@ -27,7 +27,7 @@ public final class TopicNodes {
         String path = ROOT + managedLedgerName;
         return store.exists(path).thenCompose(exists -> exists ? CompletableFuture.completedFuture(null)
                 : store.put(path, new byte[0], Optional.of(-1L)).handle((stat, t) -> {
-                    if (t != null && !(PulsarErrors.unwrap(t) instanceof MetadataStoreException.BadVersionException)) {
+                    if (t != null && !(Failures.unwrap(t) instanceof MetadataStoreException.BadVersionException)) {
                         throw new java.util.concurrent.CompletionException(t);
                     }
                     return null; // created, or created meanwhile by someone else

@@ -3,6 +3,7 @@ package io.nereus.pulsar.cursor;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nereus.metadata.CursorState;
+import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WriteOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -179,6 +180,18 @@ class CursorPersistenceTest {
         assertThat(saved).hasSize(1);
         assertThat(scheduled).as("no retry after fencing").isEmpty();
         assertThat(p.persisted().markDeleteEnd()).isZero();
+        assertThat(stats.getPersistZookeeperErrors()).isEqualTo(1);
+    }
+
+    @Test
+    void save_streamGone_failsThisAndLaterRequestsNotFound() {
+        CursorPersistence p = persistence(0);
+        CompletableFuture<Void> a = p.save(change(1));
+        completeNext(new WriteOutcome.UnknownStream(StreamId.of(3)));
+        assertFailsWith(a, ManagedLedgerException.ManagedLedgerNotFoundException.class);
+        assertFailsWith(p.save(change(2)), ManagedLedgerException.ManagedLedgerNotFoundException.class);
+        assertThat(saved).hasSize(1);
+        assertThat(scheduled).as("no retry once the stream is gone").isEmpty();
         assertThat(stats.getPersistZookeeperErrors()).isEqualTo(1);
     }
 

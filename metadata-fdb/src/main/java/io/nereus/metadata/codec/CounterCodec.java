@@ -33,7 +33,7 @@ public final class CounterCodec implements ValueCodec<Long> {
         long next = r.i64("next");
         r.expectEnd();
         if (next < 0) {
-            throw r.invalid("counter value is negative: " + next);
+            throw r.invalid("counter value is negative", "next", next);
         }
         return next;
     }

@@ -2,7 +2,6 @@ package io.nereus.metadata.codec;
 
 import io.nereus.metadata.AckSet;
 import io.nereus.metadata.CursorState;
-import io.nereus.metadata.MetadataFormatException;
 import io.nereus.metadata.OffsetRange;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -116,12 +115,12 @@ public final class CursorStateCodec {
     /**
      * Decodes the values written by {@link #encode}: the header first, then the data chunks in order.
      *
-     * @throws MetadataFormatException when a chunk is missing, extra, of an unknown format, truncated,
-     *                                 corrupt, or the state violates its invariants
+     * @throws io.nereus.error.NereusException METADATA_FORMAT when a chunk is missing, extra, of an unknown
+     *         format, truncated, corrupt, or the state violates its invariants
      */
     public CursorState decode(List<byte[]> values) {
         if (values.isEmpty()) {
-            throw new MetadataFormatException(WHAT + ": no header chunk");
+            throw ValueReader.formatError(null, WHAT, "no header chunk");
         }
         ValueReader h = new ValueReader(WHAT + " header", values.get(0));
         h.formatVersion(FORMAT_V1);
@@ -130,15 +129,15 @@ public final class CursorStateCodec {
         long expectedCrc = h.unsigned("body CRC-32C", 4);
         h.expectEnd();
         if (chunks < 1) {
-            throw new MetadataFormatException(WHAT + " header: chunk count must be >= 1, is " + chunks);
+            throw ValueReader.formatError(null, WHAT + " header", "chunk count must be >= 1", "chunks", chunks);
         }
         if (values.size() - 1 != chunks) {
-            throw new MetadataFormatException(WHAT + ": header announces " + chunks + " data chunks, "
-                    + (values.size() - 1) + " present");
+            throw ValueReader.formatError(null, WHAT, "data chunks are not those the header announces",
+                    "announced", chunks, "present", values.size() - 1);
         }
         if (length > (long) chunks * MAX_CHUNK_BODY_BYTES || length <= (long) (chunks - 1) * MAX_CHUNK_BODY_BYTES) {
-            throw new MetadataFormatException(WHAT + " header: body length " + length + " does not fit "
-                    + chunks + " chunks of at most " + MAX_CHUNK_BODY_BYTES + " bytes");
+            throw ValueReader.formatError(null, WHAT + " header", "body length does not fit the chunk count",
+                    "bodyLength", length, "chunks", chunks, "maxChunkBodyBytes", MAX_CHUNK_BODY_BYTES);
         }
         byte[] body = new byte[(int) length];
         int at = 0;
@@ -148,8 +147,8 @@ public final class CursorStateCodec {
             new ValueReader(what, chunk).formatVersion(FORMAT_V1);
             int expected = i < chunks ? MAX_CHUNK_BODY_BYTES : (int) (length - at);
             if (chunk.length - 1 != expected) {
-                throw new MetadataFormatException(what + ": holds " + (chunk.length - 1) + " body bytes, expected "
-                        + expected);
+                throw ValueReader.formatError(null, what, "chunk holds another number of body bytes",
+                        "holds", chunk.length - 1, "expected", expected);
             }
             System.arraycopy(chunk, 1, body, at, expected);
             at += expected;
@@ -157,9 +156,9 @@ public final class CursorStateCodec {
         CRC32C crc = new CRC32C();
         crc.update(body);
         if (crc.getValue() != expectedCrc) {
-            throw new MetadataFormatException(WHAT + ": body CRC-32C mismatch (stored "
-                    + Long.toHexString(expectedCrc) + ", computed " + Long.toHexString(crc.getValue())
-                    + "); chunks are corrupt or from different writes");
+            // chunks are corrupt or from different writes
+            throw ValueReader.formatError(null, WHAT, "body CRC-32C mismatch", "stored", Long.toHexString(expectedCrc),
+                    "computed", Long.toHexString(crc.getValue()));
         }
         return decodeBody(body);
     }
@@ -174,7 +173,7 @@ public final class CursorStateCodec {
             long start = addChecked(r, previousEnd, r.varint("range gap"));
             long end = addChecked(r, start, r.varint("range length"));
             if (end == start) {
-                throw r.invalid("acknowledged range #" + i + " has length 0");
+                throw r.invalid("acknowledged range has length 0", "range", i);
             }
             ranges.add(new OffsetRange(start, end));
             previousEnd = end;
@@ -185,12 +184,12 @@ public final class CursorStateCodec {
         for (int i = 0; i < ackSetCount; i++) {
             long delta = r.varint("ack set offset delta");
             if (i > 0 && delta == 0) {
-                throw r.invalid("ack set #" + i + " repeats offset " + previousOffset);
+                throw r.invalid("ack set repeats an offset", "ackSet", i, "offset", previousOffset);
             }
             long offset = addChecked(r, previousOffset, delta);
             int words = r.varintInt("ack set word count", AckSet.MAX_WORDS);
             if (words == 0) {
-                throw r.invalid("ack set #" + i + " at offset " + offset + " has no words");
+                throw r.invalid("ack set has no words", "ackSet", i, "offset", offset);
             }
             long[] w = new long[words];
             for (int j = 0; j < words; j++) {
@@ -224,14 +223,14 @@ public final class CursorStateCodec {
     private static long addChecked(ValueReader r, long base, long delta) {
         long sum = base + delta;
         if (sum < base) {
-            throw r.invalid("offset overflows at byte " + r.position());
+            throw r.invalid("offset overflows", "position", r.position());
         }
         return sum;
     }
 
     private static void checkOrder(ValueReader r, String previous, String key, String what) {
         if (previous != null && previous.compareTo(key) >= 0) {
-            throw r.invalid(what + " key '" + key + "' is not after '" + previous + "' (keys must be sorted and unique)");
+            throw r.invalid("keys must be sorted and unique", "map", what, "key", key, "previous", previous);
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.nereus.metadata.codec;
 
-import io.nereus.metadata.MetadataFormatException;
 import io.nereus.metadata.NereusKeyspace;
 
 /**
@@ -56,7 +55,7 @@ public final class FormatVersion {
      * Decodes the stored value and returns the layout version when this build supports it.
      *
      * @throws UnsupportedFormatVersionException naming the stored and the supported versions
-     * @throws MetadataFormatException           when the value itself cannot be decoded
+     * @throws io.nereus.error.NereusException    METADATA_FORMAT when the value itself cannot be decoded
      */
     public static int check(byte[] value) {
         int v = decode(value);

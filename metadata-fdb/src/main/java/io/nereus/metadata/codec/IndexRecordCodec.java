@@ -6,7 +6,6 @@ import io.nereus.metadata.FdbLimits;
 import io.nereus.metadata.IndexKey;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.IndexRecordState;
-import io.nereus.metadata.MetadataFormatException;
 import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadTarget;
@@ -65,7 +64,7 @@ public final class IndexRecordCodec {
     /**
      * Decodes the value stored under {@code key}.
      *
-     * @throws MetadataFormatException when {@code value} is not a valid encoding for that key
+     * @throws io.nereus.error.NereusException METADATA_FORMAT when {@code value} is not a valid encoding for that key
      */
     public IndexRecord decode(IndexKey key, byte[] value) {
         ValueReader r = new ValueReader(() -> WHAT + " of " + key, value);
@@ -89,7 +88,7 @@ public final class IndexRecordCodec {
                 String version = r.string("object version");
                 target = r.build(() -> new ObjectTarget(objectKey, off, len, size, version));
             }
-            default -> throw r.invalid("unknown target kind " + kind);
+            default -> throw r.invalid("unknown target kind", "kind", kind);
         }
         int checksumCode = r.u8("checksum type");
         ChecksumType type = r.build(() -> ChecksumType.fromCode(checksumCode));

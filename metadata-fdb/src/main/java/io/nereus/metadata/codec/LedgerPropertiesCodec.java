@@ -46,7 +46,7 @@ public final class LedgerPropertiesCodec implements ValueCodec<LedgerProperties>
             String k = r.string("key");
             String v = r.string("value");
             if (previous != null && previous.compareTo(k) >= 0) {
-                throw r.invalid("key #" + i + " is not after the previous key (keys must be sorted and unique)");
+                throw r.invalid("keys must be sorted and unique", "key", i);
             }
             values.put(k, v);
             previous = k;

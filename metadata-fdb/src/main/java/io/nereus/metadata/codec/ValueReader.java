@@ -1,19 +1,26 @@
 package io.nereus.metadata.codec;
 
-import io.nereus.metadata.MetadataFormatException;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.NereusException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
  * Reads the primitive fields of the stored-value vocabulary (see {@code package-info}); every failure is a
- * {@link MetadataFormatException} naming the value, the field and the byte position.
+ * {@link NereusException} with code {@link ErrorCode#METADATA_FORMAT} whose context names the value
+ * ({@code value}), the failed check ({@code reason}, a static phrase) and, where they apply, the field
+ * ({@code field}), the byte position ({@code position}) and the numbers the check compared.
  */
 final class ValueReader {
-    /** What is being decoded, for error messages; built only when an error is raised. */
+    /** What is being decoded, for the error context; built only when an error is raised. */
     private final Supplier<String> what;
     private final byte[] buf;
     private final int limit;
@@ -41,7 +48,7 @@ final class ValueReader {
     /** Reads the format byte and refuses it unless it is one of {@code supported}. */
     int formatVersion(int... supported) {
         if (pos >= limit) {
-            throw new MetadataFormatException(what.get() + ": empty value, expected a format version byte");
+            throw error("empty value", "expected", "format version byte");
         }
         int v = buf[pos++] & 0xFF;
         for (int s : supported) {
@@ -49,14 +56,12 @@ final class ValueReader {
                 return v;
             }
         }
-        throw new MetadataFormatException(what.get() + ": unknown format version " + v + " (this reader supports "
-                + java.util.Arrays.toString(supported) + ")");
+        throw error("unknown format version", "version", v, "supported", Arrays.toString(supported));
     }
 
     private void need(int n, String field) {
         if (limit - pos < n) {
-            throw new MetadataFormatException(what.get() + ": truncated reading " + field + " at byte " + pos
-                    + ": needs " + n + " bytes, " + (limit - pos) + " remain");
+            throw error("truncated", "field", field, "position", pos, "needs", n, "remaining", limit - pos);
         }
     }
 
@@ -96,8 +101,7 @@ final class ValueReader {
         int start = pos;
         for (int shift = 0; shift < 64; shift += 7) {
             if (pos >= limit) {
-                throw new MetadataFormatException(what.get() + ": truncated reading " + field + " at byte " + start
-                        + ": varint not terminated");
+                throw error("truncated", "field", field, "position", start, "varint", "not terminated");
             }
             byte b = buf[pos++];
             v |= (long) (b & 0x7F) << shift;
@@ -105,8 +109,7 @@ final class ValueReader {
                 return v;
             }
         }
-        throw new MetadataFormatException(what.get() + ": malformed " + field + " at byte " + start
-                + ": varint longer than 10 bytes");
+        throw error("varint longer than 10 bytes", "field", field, "position", start);
     }
 
     /** A non-negative long in unsigned LEB128. */
@@ -114,8 +117,7 @@ final class ValueReader {
         int start = pos;
         long v = rawVarint(field);
         if (v < 0) {
-            throw new MetadataFormatException(what.get() + ": malformed " + field + " at byte " + start
-                    + ": varint exceeds Long.MAX_VALUE");
+            throw error("varint exceeds Long.MAX_VALUE", "field", field, "position", start);
         }
         return v;
     }
@@ -125,8 +127,7 @@ final class ValueReader {
         int start = pos;
         long v = varint(field);
         if (v > max) {
-            throw new MetadataFormatException(what.get() + ": " + field + " at byte " + start + " is " + v
-                    + ", more than the maximum " + max);
+            throw error("more than the maximum", "field", field, "position", start, "found", v, "max", max);
         }
         return (int) v;
     }
@@ -139,10 +140,12 @@ final class ValueReader {
         int start = pos;
         long v = varint(field);
         long needs = v * minBytesEach;
-        if (v > Integer.MAX_VALUE || needs > remaining()) {
-            throw new MetadataFormatException(what.get() + ": truncated: " + field + " at byte " + start + " is " + v
-                    + ", needing at least " + (v > Integer.MAX_VALUE ? "more" : Long.toString(needs))
-                    + " bytes, " + remaining() + " remain");
+        if (v > Integer.MAX_VALUE) {
+            throw error("truncated", "field", field, "position", start, "count", v, "remaining", remaining());
+        }
+        if (needs > remaining()) {
+            throw error("truncated", "field", field, "position", start, "count", v, "needs", needs,
+                    "remaining", remaining());
         }
         return (int) v;
     }
@@ -164,7 +167,7 @@ final class ValueReader {
             pos += len;
             return s;
         } catch (CharacterCodingException e) {
-            throw new MetadataFormatException(what.get() + ": " + field + " at byte " + pos + " is not valid UTF-8", e);
+            throw errorCausedBy(e, "not valid UTF-8", "field", field, "position", pos);
         }
     }
 
@@ -179,8 +182,7 @@ final class ValueReader {
     /** Refuses bytes after the last field. */
     void expectEnd() {
         if (pos != limit) {
-            throw new MetadataFormatException(what.get() + ": " + (limit - pos) + " trailing bytes after the last field"
-                    + " at byte " + pos);
+            throw error("trailing bytes after the last field", "trailing", limit - pos, "position", pos);
         }
     }
 
@@ -189,12 +191,32 @@ final class ValueReader {
         try {
             return constructor.get();
         } catch (IllegalArgumentException | NullPointerException e) {
-            throw new MetadataFormatException(what.get() + ": stored fields violate the value's invariants: "
-                    + e.getMessage(), e);
+            throw errorCausedBy(e, "stored fields violate the value's invariants", "violation", e.getMessage());
         }
     }
 
-    MetadataFormatException invalid(String message) {
-        return new MetadataFormatException(what.get() + ": " + message);
+    /** A failed check of the value's own layout: {@code reason} a static phrase, {@code more} its details. */
+    NereusException invalid(String reason, Object... more) {
+        return error(reason, more);
+    }
+
+    private NereusException error(String reason, Object... more) {
+        return formatError(null, what.get(), reason, more);
+    }
+
+    private NereusException errorCausedBy(Throwable cause, String reason, Object... more) {
+        return formatError(cause, what.get(), reason, more);
+    }
+
+    /**
+     * The METADATA_FORMAT failure of decoding {@code value} (what was being decoded): context {@code value},
+     * {@code reason}, then {@code more} (alternating keys and values).
+     */
+    static NereusException formatError(Throwable cause, String value, String reason, Object... more) {
+        Map<String, Object> context = new LinkedHashMap<>();
+        context.put("value", value);
+        context.put("reason", reason);
+        context.putAll(ErrorContext.of(more));
+        return new NereusException(ErrorCode.METADATA_FORMAT, context, cause);
     }
 }

@@ -1,11 +1,11 @@
 package io.nereus.metadata.codec;
 
+import static io.nereus.error.ErrorAssertions.thrown;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.error.ErrorCode;
 import io.nereus.metadata.AckSet;
 import io.nereus.metadata.CursorState;
-import io.nereus.metadata.MetadataFormatException;
 import io.nereus.metadata.OffsetRange;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -86,13 +86,16 @@ class CursorStateCodecTest {
         List<byte[]> values = CODEC.encode(multiChunk());
         assertThat(values.size()).isGreaterThanOrEqualTo(3);
         List<byte[]> missing = new ArrayList<>(values.subList(0, values.size() - 1));
-        assertThatThrownBy(() -> CODEC.decode(missing))
-                .isInstanceOf(MetadataFormatException.class)
-                .hasMessageContaining("header announces " + (values.size() - 1) + " data chunks, " + (values.size() - 2) + " present");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(missing)).context())
+                .containsEntry("reason", "data chunks are not those the header announces")
+                .containsEntry("announced", values.size() - 1).containsEntry("present", values.size() - 2);
         List<byte[]> extra = new ArrayList<>(values);
         extra.add(values.get(1));
-        assertThatThrownBy(() -> CODEC.decode(extra)).isInstanceOf(MetadataFormatException.class).hasMessageContaining("present");
-        assertThatThrownBy(() -> CODEC.decode(List.of())).isInstanceOf(MetadataFormatException.class).hasMessageContaining("no header");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(extra)).context())
+                .containsEntry("reason", "data chunks are not those the header announces")
+                .containsEntry("present", values.size());
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(List.of())).context())
+                .containsEntry("reason", "no header chunk");
     }
 
     @Test
@@ -102,31 +105,37 @@ class CursorStateCodecTest {
         byte[] c = values.get(1).clone();
         c[100] ^= 0x10;
         corrupt.set(1, c);
-        assertThatThrownBy(() -> CODEC.decode(corrupt)).isInstanceOf(MetadataFormatException.class).hasMessageContaining("CRC-32C mismatch");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(corrupt)).context())
+                .containsEntry("reason", "body CRC-32C mismatch");
 
         List<byte[]> truncatedChunk = new ArrayList<>(values);
         truncatedChunk.set(1, Arrays.copyOf(values.get(1), 500));
-        assertThatThrownBy(() -> CODEC.decode(truncatedChunk))
-                .isInstanceOf(MetadataFormatException.class)
-                .hasMessageContaining("chunk 1 of").hasMessageContaining("holds 499 body bytes");
+        Map<String, Object> truncated = thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(truncatedChunk)).context();
+        assertThat(truncated).containsEntry("reason", "chunk holds another number of body bytes")
+                .containsEntry("holds", 499);
+        assertThat((String) truncated.get("value")).contains("chunk 1 of");
 
         List<byte[]> unknownVersion = new ArrayList<>(values);
         byte[] v = values.get(2).clone();
         v[0] = 9;
         unknownVersion.set(2, v);
-        assertThatThrownBy(() -> CODEC.decode(unknownVersion))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("chunk 2").hasMessageContaining("unknown format version 9");
+        Map<String, Object> chunkVersion =
+                thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(unknownVersion)).context();
+        assertThat(chunkVersion).containsEntry("reason", "unknown format version").containsEntry("version", 9);
+        assertThat((String) chunkVersion.get("value")).contains("chunk 2");
 
         byte[] header = values.get(0).clone();
         header[0] = 2;
         List<byte[]> unknownHeader = new ArrayList<>(values);
         unknownHeader.set(0, header);
-        assertThatThrownBy(() -> CODEC.decode(unknownHeader))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("header").hasMessageContaining("unknown format version 2");
+        Map<String, Object> headerVersion =
+                thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(unknownHeader)).context();
+        assertThat(headerVersion).containsEntry("reason", "unknown format version").containsEntry("version", 2);
+        assertThat((String) headerVersion.get("value")).contains("header");
 
         List<byte[]> mixed = new ArrayList<>(values);
         mixed.set(0, CODEC.encode(small()).get(0));
-        assertThatThrownBy(() -> CODEC.decode(mixed)).isInstanceOf(MetadataFormatException.class);
+        thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(mixed));
     }
 
     @Test
@@ -136,7 +145,8 @@ class CursorStateCodecTest {
         for (int len = 0; len < header.length; len++) {
             List<byte[]> v = new ArrayList<>(values);
             v.set(0, Arrays.copyOf(header, len));
-            assertThatThrownBy(() -> CODEC.decode(v)).as("header prefix %d", len).isInstanceOf(MetadataFormatException.class);
+            assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(v)).context().get("value"))
+                    .as("header prefix %d", len).isEqualTo("CursorState header");
         }
     }
 
@@ -144,14 +154,14 @@ class CursorStateCodecTest {
     void bodyViolatingInvariants_isRefused() {
         // header + one chunk with a body whose ack set repeats an offset: mark 0, 0 ranges, 2 sets at delta 5 and 0
         byte[] body = {0, 0, 2, 5, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0};
-        assertThatThrownBy(() -> CODEC.decode(withBody(body)))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("repeats offset 5");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(withBody(body))).context())
+                .containsEntry("reason", "ack set repeats an offset").containsEntry("offset", 5L);
         byte[] zeroLength = {0, 1, 3, 0, 0, 0, 0};
-        assertThatThrownBy(() -> CODEC.decode(withBody(zeroLength)))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("length 0");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(withBody(zeroLength))).context())
+                .containsEntry("reason", "acknowledged range has length 0");
         byte[] trailing = {0, 0, 0, 0, 0, 7};
-        assertThatThrownBy(() -> CODEC.decode(withBody(trailing)))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("1 trailing bytes");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> CODEC.decode(withBody(trailing))).context())
+                .containsEntry("reason", "trailing bytes after the last field").containsEntry("trailing", 1);
     }
 
     private static List<byte[]> withBody(byte[] body) {

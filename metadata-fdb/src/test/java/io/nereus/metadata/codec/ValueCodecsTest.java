@@ -1,12 +1,15 @@
 package io.nereus.metadata.codec;
 
+import static io.nereus.error.ErrorAssertions.thrown;
 import static io.nereus.metadata.codec.CodecAssertions.rejectsEveryTruncation;
 import static io.nereus.metadata.codec.CodecAssertions.rejectsTrailingBytes;
 import static io.nereus.metadata.codec.CodecAssertions.rejectsUnknownVersion;
 import static io.nereus.metadata.codec.CodecAssertions.roundTrips;
+import static io.nereus.metadata.codec.CodecAssertions.violation;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nereus.error.ErrorCode;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.CatalogState;
 import io.nereus.metadata.Checksum;
@@ -16,7 +19,6 @@ import io.nereus.metadata.IndexKey;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.IndexRecordState;
 import io.nereus.metadata.LedgerProperties;
-import io.nereus.metadata.MetadataFormatException;
 import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
@@ -58,13 +60,12 @@ class ValueCodecsTest {
         byte[] bytes = StreamHeadCodec.INSTANCE.encode(new StreamHead(StreamState.OPEN, 5, 2, 0, 0, Optional.empty(), 0));
         byte[] trimAboveEnd = bytes.clone();
         trimAboveEnd[17] = 9; // low byte of trimOffset
-        assertThatThrownBy(() -> StreamHeadCodec.INSTANCE.decode(trimAboveEnd))
-                .isInstanceOf(MetadataFormatException.class)
-                .hasMessageContaining("StreamHead value").hasMessageContaining("trimOffset <= committedEnd");
+        assertThat(violation(() -> StreamHeadCodec.INSTANCE.decode(trimAboveEnd), "StreamHead value"))
+                .contains("trimOffset <= committedEnd");
         byte[] badState = bytes.clone();
         badState[1] = 9;
-        assertThatThrownBy(() -> StreamHeadCodec.INSTANCE.decode(badState))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("unknown stream state code 9");
+        assertThat(violation(() -> StreamHeadCodec.INSTANCE.decode(badState), "StreamHead value"))
+                .contains("unknown stream state code 9");
     }
 
     private static IndexRecord walRecord() {
@@ -97,15 +98,15 @@ class ValueCodecsTest {
         byte[] bytes = IndexRecordCodec.INSTANCE.encode(rec);
         byte[] kind = bytes.clone();
         kind[10] = 7;
-        assertThatThrownBy(() -> IndexRecordCodec.INSTANCE.decode(IndexKey.of(rec), kind))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("unknown target kind 7");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> IndexRecordCodec.INSTANCE.decode(IndexKey.of(rec), kind))
+                .context()).containsEntry("reason", "unknown target kind").containsEntry("kind", 7);
         byte[] checksum = bytes.clone();
         checksum[10 + 1 + 20] = 5;
-        assertThatThrownBy(() -> IndexRecordCodec.INSTANCE.decode(IndexKey.of(rec), checksum))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("unknown checksum type code 5");
+        assertThat(violation(() -> IndexRecordCodec.INSTANCE.decode(IndexKey.of(rec), checksum), "IndexRecord value"))
+                .contains("unknown checksum type code 5");
         IndexKey endBeforeStart = new IndexKey(S, ReadView.COMMITTED, 50, GenerationId.APPEND);
-        assertThatThrownBy(() -> IndexRecordCodec.INSTANCE.decode(endBeforeStart, bytes))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("end must be >= start");
+        assertThat(violation(() -> IndexRecordCodec.INSTANCE.decode(endBeforeStart, bytes), "IndexRecord value"))
+                .contains("end must be >= start");
     }
 
     @Test
@@ -134,8 +135,8 @@ class ValueCodecsTest {
         rejectsUnknownVersion(OffsetRangeCodec.INSTANCE.encode(OffsetRange.of(1, 2)), OffsetRangeCodec.INSTANCE::decode, "OffsetRange");
         byte[] negativeGen = GenerationSeqCodec.INSTANCE.encode(GenerationId.of(1));
         negativeGen[1] = (byte) 0x80;
-        assertThatThrownBy(() -> GenerationSeqCodec.INSTANCE.decode(negativeGen))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("generation id must be >= 0");
+        assertThat(violation(() -> GenerationSeqCodec.INSTANCE.decode(negativeGen), "GenerationSeq"))
+                .contains("generation id must be >= 0");
         assertThatThrownBy(() -> CounterCodec.INSTANCE.encode(-1L)).isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -158,17 +159,17 @@ class ValueCodecsTest {
     void ledgerProperties_rejectsDuplicateOrUnsortedKeysAndBadUtf8() {
         // format 1, count 2, "b" -> "", "a" -> ""
         byte[] unsorted = {1, 2, 1, 'b', 0, 1, 'a', 0};
-        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(unsorted))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("sorted and unique");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> LedgerPropertiesCodec.INSTANCE.decode(unsorted)).context())
+                .containsEntry("reason", "keys must be sorted and unique").containsEntry("key", 1);
         byte[] duplicate = {1, 2, 1, 'a', 0, 1, 'a', 0};
-        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(duplicate))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("sorted and unique");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> LedgerPropertiesCodec.INSTANCE.decode(duplicate)).context())
+                .containsEntry("reason", "keys must be sorted and unique").containsEntry("key", 1);
         byte[] badUtf8 = {1, 1, 1, (byte) 0xC3, 0};
-        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(badUtf8))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("not valid UTF-8");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> LedgerPropertiesCodec.INSTANCE.decode(badUtf8)).context())
+                .containsEntry("reason", "not valid UTF-8");
         byte[] hugeCount = {1, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 0x7F};
-        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(hugeCount))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("truncated: count");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> LedgerPropertiesCodec.INSTANCE.decode(hugeCount)).context())
+                .containsEntry("reason", "truncated").containsEntry("field", "count");
     }
 
     @Test
@@ -186,7 +187,7 @@ class ValueCodecsTest {
         for (int i = 1; i < overlong.length; i++) {
             overlong[i] = (byte) 0x80;
         }
-        assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.decode(overlong))
-                .isInstanceOf(MetadataFormatException.class).hasMessageContaining("longer than 10 bytes");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> LedgerPropertiesCodec.INSTANCE.decode(overlong)).context())
+                .containsEntry("reason", "varint longer than 10 bytes");
     }
 }
