@@ -1,5 +1,6 @@
 package io.nereus.pulsar.cursor;
 
+import io.nereus.error.Failures;
 import io.nereus.pulsar.PulsarErrors;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -63,7 +64,7 @@ final class CursorReadScheduler {
                 state.readCompleted(start, read.nextOffset());
                 return CompletableFuture.completedFuture(read.entries());
             }
-            Throwable failure = PulsarErrors.unwrap(error); // the host's failures are mapped already
+            Throwable failure = Failures.unwrap(error); // the host's failures are mapped already
             long skipTo = Math.min(start.from() + count, host.committedEnd());
             if (failure instanceof ManagedLedgerException.NonRecoverableLedgerException
                     && host.config().isAutoSkipNonRecoverableData() && skipTo > start.from()) {
