@@ -2,12 +2,13 @@ package io.nereus.generation;
 
 import io.nereus.error.NereusException;
 import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.StreamEntry;
 import java.util.List;
 
 /** The outcome of resolving one offset of a stream in a view. */
 public sealed interface Resolution {
     /** The record that served the offset and its verified entries (all of the record's range). */
-    record Found(IndexRecord record, List<ResolvedEntry> entries) implements Resolution {
+    record Found(IndexRecord record, List<StreamEntry> entries) implements Resolution {
         public Found {
             entries = List.copyOf(entries);
         }

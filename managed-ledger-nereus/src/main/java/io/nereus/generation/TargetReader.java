@@ -3,6 +3,7 @@ package io.nereus.generation;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.StreamEntry;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -19,5 +20,5 @@ public interface TargetReader {
      */
     Set<ErrorCode> FAILURES = Set.of(ErrorCode.TARGET_MISSING, ErrorCode.CORRUPT_DATA, ErrorCode.RETRIABLE_READ_FAILED);
 
-    CompletableFuture<List<ResolvedEntry>> read(IndexRecord record);
+    CompletableFuture<List<StreamEntry>> read(IndexRecord record);
 }

@@ -4,12 +4,13 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.WalTarget;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
-import io.nereus.wal.WalEntry;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSection;
 import java.util.ArrayList;
@@ -31,7 +32,7 @@ public final class WalTargetReader implements TargetReader {
     }
 
     @Override
-    public CompletableFuture<List<ResolvedEntry>> read(IndexRecord record) {
+    public CompletableFuture<List<StreamEntry>> read(IndexRecord record) {
         if (!(record.target() instanceof WalTarget t)) {
             return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_READ_FAILED,
                     ErrorContext.of("reason", "no reader for the target's kind", "target", record.target())));
@@ -49,7 +50,7 @@ public final class WalTargetReader implements TargetReader {
         });
     }
 
-    private static List<ResolvedEntry> entries(IndexRecord record, WalTarget t, WalBatch batch) {
+    private static List<StreamEntry> entries(IndexRecord record, WalTarget t, WalBatch batch) {
         if (t.positionInBatch() >= batch.sections().size()) {
             throw corrupt(t, "batch has no section at the record's position", "sections", batch.sections().size());
         }
@@ -61,10 +62,10 @@ public final class WalTargetReader implements TargetReader {
         if (!WalBatchCodec.verifySection(s, record.checksum())) {
             throw corrupt(t, "section checksum does not match the record's", "checksum", record.checksum());
         }
-        List<ResolvedEntry> out = new ArrayList<>(s.entries().size());
+        List<StreamEntry> out = new ArrayList<>(s.entries().size());
         long offset = s.firstOffset();
-        for (WalEntry e : s.entries()) {
-            out.add(new ResolvedEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload()));
+        for (AppendEntry e : s.entries()) {
+            out.add(new StreamEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload()));
             offset += e.recordCount();
         }
         return out;

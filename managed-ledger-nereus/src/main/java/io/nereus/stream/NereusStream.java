@@ -4,14 +4,14 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.Resolution;
-import io.nereus.generation.ResolvedEntry;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
-import io.nereus.wal.WalEntry;
 import io.nereus.wal.WalWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -137,16 +137,14 @@ public final class NereusStream {
 
     private CompletableFuture<OffsetRange> appendLocked(List<AppendEntry> entries) {
         long first = nextOffset;
-        List<WalEntry> walEntries = new ArrayList<>(entries.size());
         long records = 0;
         for (AppendEntry e : entries) {
-            walEntries.add(new WalEntry(e.recordCount(), e.payload()));
             records += e.recordCount();
         }
         OffsetRange range = new OffsetRange(first, first + records);
         nextOffset = range.end();
         long mySession = session;
-        return wal.append(id(), epoch, first, walEntries, () -> session == mySession).handle((head, error) -> {
+        return wal.append(id(), epoch, first, entries, () -> session == mySession).handle((head, error) -> {
             if (error != null) {
                 NereusException n = Errors.append(error, id());
                 failed(mySession, n);
@@ -160,7 +158,7 @@ public final class NereusStream {
     private void committed(OffsetRange range, List<AppendEntry> entries, StreamHead head) {
         long offset = range.start();
         for (AppendEntry e : entries) {
-            tail.put(id(), new StoredEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload()));
+            tail.put(id(), new StreamEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload()));
             offset += e.recordCount();
         }
     }
@@ -288,7 +286,7 @@ public final class NereusStream {
         final long maxBytes;
         final BoundaryMode mode;
         final OffsetRange readable;
-        final List<StoredEntry> out = new ArrayList<>();
+        final List<StreamEntry> out = new ArrayList<>();
         long offset;
         long bytes;
 
@@ -307,7 +305,7 @@ public final class NereusStream {
         }
 
         /** Adds {@code e} if it fits; returns false when the read is full. */
-        boolean add(StoredEntry e) {
+        boolean add(StreamEntry e) {
             if (full()) {
                 return false;
             }
@@ -349,8 +347,8 @@ public final class NereusStream {
                     throw Errors.read(error, id(), at);
                 }
                 if (r instanceof Resolution.Found f) {
-                    for (ResolvedEntry e : f.entries()) {
-                        if (e.range().end() > at && !st.add(new StoredEntry(e.range(), e.payload()))) {
+                    for (StreamEntry e : f.entries()) {
+                        if (e.range().end() > at && !st.add(e)) {
                             break;
                         }
                     }

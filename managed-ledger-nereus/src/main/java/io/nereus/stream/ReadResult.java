@@ -1,5 +1,6 @@
 package io.nereus.stream;
 
+import io.nereus.metadata.StreamEntry;
 import java.util.List;
 
 /**
@@ -9,7 +10,7 @@ import java.util.List;
  * @param nextOffset   the first offset after the last returned entry (the start offset when empty)
  * @param committedEnd the committed end of the head snapshot the read used
  */
-public record ReadResult(List<StoredEntry> entries, long nextOffset, long committedEnd) {
+public record ReadResult(List<StreamEntry> entries, long nextOffset, long committedEnd) {
     public ReadResult {
         entries = List.copyOf(entries);
     }

@@ -1,5 +1,6 @@
 package io.nereus.stream;
 
+import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -17,7 +18,7 @@ final class TailCache {
     }
 
     private long maxBytes;
-    private final Map<StreamId, TreeMap<Long, StoredEntry>> byStream = new HashMap<>();
+    private final Map<StreamId, TreeMap<Long, StreamEntry>> byStream = new HashMap<>();
     private final ArrayDeque<Key> order = new ArrayDeque<>();
     private long bytes;
     private long hits;
@@ -30,11 +31,11 @@ final class TailCache {
         this.maxBytes = maxBytes;
     }
 
-    synchronized void put(StreamId stream, StoredEntry entry) {
+    synchronized void put(StreamId stream, StreamEntry entry) {
         if (entry.payload().length > maxBytes) {
             return;
         }
-        StoredEntry previous = byStream.computeIfAbsent(stream, s -> new TreeMap<>()).put(entry.range().start(), entry);
+        StreamEntry previous = byStream.computeIfAbsent(stream, s -> new TreeMap<>()).put(entry.range().start(), entry);
         if (previous != null) {
             bytes -= previous.payload().length;
         } else {
@@ -48,8 +49,8 @@ final class TailCache {
     private void evictOverflow() {
         while (bytes > maxBytes && !order.isEmpty()) {
             Key k = order.poll();
-            TreeMap<Long, StoredEntry> m = byStream.get(k.stream());
-            StoredEntry gone = m == null ? null : m.remove(k.start());
+            TreeMap<Long, StreamEntry> m = byStream.get(k.stream());
+            StreamEntry gone = m == null ? null : m.remove(k.start());
             if (gone != null) {
                 bytes -= gone.payload().length;
                 evicted++;
@@ -61,9 +62,9 @@ final class TailCache {
     }
 
     /** The cached entry containing {@code offset}, if any. */
-    synchronized Optional<StoredEntry> get(StreamId stream, long offset) {
-        TreeMap<Long, StoredEntry> m = byStream.get(stream);
-        Map.Entry<Long, StoredEntry> e = m == null ? null : m.floorEntry(offset);
+    synchronized Optional<StreamEntry> get(StreamId stream, long offset) {
+        TreeMap<Long, StreamEntry> m = byStream.get(stream);
+        Map.Entry<Long, StreamEntry> e = m == null ? null : m.floorEntry(offset);
         if (e != null && e.getValue().range().contains(offset)) {
             hits++;
             hitBytes += e.getValue().payload().length;
@@ -89,7 +90,7 @@ final class TailCache {
     }
 
     synchronized void invalidate(StreamId stream) {
-        TreeMap<Long, StoredEntry> m = byStream.remove(stream);
+        TreeMap<Long, StreamEntry> m = byStream.remove(stream);
         if (m != null) {
             m.values().forEach(e -> bytes -= e.payload().length);
         }

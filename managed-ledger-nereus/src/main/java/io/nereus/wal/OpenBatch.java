@@ -1,5 +1,6 @@
 package io.nereus.wal;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import java.util.ArrayDeque;
@@ -21,7 +22,7 @@ import java.util.function.BooleanSupplier;
  */
 final class OpenBatch {
     /** One call of {@link WalWriter#append}, validated. */
-    record Append(StreamId stream, long epoch, long firstOffset, List<WalEntry> entries, long bytes,
+    record Append(StreamId stream, long epoch, long firstOffset, List<AppendEntry> entries, long bytes,
             CompletableFuture<StreamHead> done, BooleanSupplier live) {
     }
 

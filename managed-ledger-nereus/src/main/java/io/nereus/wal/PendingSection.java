@@ -1,5 +1,6 @@
 package io.nereus.wal;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import java.util.ArrayList;
@@ -20,7 +21,7 @@ final class PendingSection {
     final long epoch;
     final long firstOffset;
     long nextOffset;
-    final List<WalEntry> entries = new ArrayList<>();
+    final List<AppendEntry> entries = new ArrayList<>();
     private final List<CompletableFuture<StreamHead>> waiters = new ArrayList<>();
     private final List<BooleanSupplier> liveness = new ArrayList<>();
 
@@ -31,8 +32,8 @@ final class PendingSection {
         this.nextOffset = firstOffset;
     }
 
-    void add(List<WalEntry> more, CompletableFuture<StreamHead> waiter, BooleanSupplier live) {
-        for (WalEntry e : more) {
+    void add(List<AppendEntry> more, CompletableFuture<StreamHead> waiter, BooleanSupplier live) {
+        for (AppendEntry e : more) {
             entries.add(e);
             nextOffset = Math.addExact(nextOffset, e.recordCount());
         }

@@ -3,6 +3,7 @@ package io.nereus.wal;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.StreamId;
 import java.nio.BufferUnderflowException;
@@ -77,13 +78,13 @@ public final class WalBatchCodec {
             int bytes = Math.toIntExact(s.payloadBytes());
             b.putLong(s.stream().value()).putLong(s.firstOffset()).putInt(s.entries().size())
                     .putInt(sectionStart).putInt(bytes).putInt((int) s.checksum().value());
-            for (WalEntry e : s.entries()) {
+            for (AppendEntry e : s.entries()) {
                 b.putInt(e.recordCount()).putInt(e.payload().length);
             }
             sectionStart = Math.addExact(sectionStart, bytes);
         }
         for (WalSection s : batch.sections()) {
-            for (WalEntry e : s.entries()) {
+            for (AppendEntry e : s.entries()) {
                 b.put(e.payload());
             }
         }
@@ -182,12 +183,12 @@ public final class WalBatchCodec {
                 throw new IllegalArgumentException("section of " + d.stream() + " lies outside the payload area");
             }
             int pos = payloadArea + d.start();
-            List<WalEntry> entries = new ArrayList<>(d.records().length);
+            List<AppendEntry> entries = new ArrayList<>(d.records().length);
             for (int j = 0; j < d.records().length; j++) {
                 byte[] payload = new byte[d.sizes()[j]];
                 b.get(pos, payload);
                 pos += payload.length;
-                entries.add(new WalEntry(d.records()[j], payload));
+                entries.add(new AppendEntry(payload, d.records()[j]));
             }
             sections.add(new WalSection(d.stream(), d.first(), entries, Checksum.crc32c(d.crc())));
             expectedStart += d.bytes();

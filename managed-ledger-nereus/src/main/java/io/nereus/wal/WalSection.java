@@ -1,5 +1,6 @@
 package io.nereus.wal;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.StreamId;
@@ -15,7 +16,7 @@ import java.util.Objects;
  * @param checksum    CRC32C of the section's payload bytes (all entries' payloads concatenated), as stored in
  *                    the batch directory and in the stream's generation-0 index record
  */
-public record WalSection(StreamId stream, long firstOffset, List<WalEntry> entries, Checksum checksum) {
+public record WalSection(StreamId stream, long firstOffset, List<AppendEntry> entries, Checksum checksum) {
     public WalSection {
         Objects.requireNonNull(stream, "stream");
         Objects.requireNonNull(checksum, "checksum");
@@ -29,9 +30,9 @@ public record WalSection(StreamId stream, long firstOffset, List<WalEntry> entri
     }
 
     /** A section of {@code entries} with the checksum computed from their payloads. */
-    public static WalSection of(StreamId stream, long firstOffset, List<WalEntry> entries) {
+    public static WalSection of(StreamId stream, long firstOffset, List<AppendEntry> entries) {
         java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
-        for (WalEntry e : entries) {
+        for (AppendEntry e : entries) {
             crc.update(e.payload());
         }
         return new WalSection(stream, firstOffset, entries, Checksum.crc32c(crc.getValue()));
@@ -40,7 +41,7 @@ public record WalSection(StreamId stream, long firstOffset, List<WalEntry> entri
     /** The offsets the section covers. */
     public OffsetRange range() {
         long records = 0;
-        for (WalEntry e : entries) {
+        for (AppendEntry e : entries) {
             records += e.recordCount();
         }
         return new OffsetRange(firstOffset, Math.addExact(firstOffset, records));
@@ -49,7 +50,7 @@ public record WalSection(StreamId stream, long firstOffset, List<WalEntry> entri
     /** Payload bytes of all entries. */
     public long payloadBytes() {
         long n = 0;
-        for (WalEntry e : entries) {
+        for (AppendEntry e : entries) {
             n += e.payload().length;
         }
         return n;

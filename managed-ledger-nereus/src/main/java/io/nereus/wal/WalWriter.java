@@ -2,6 +2,7 @@ package io.nereus.wal;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
@@ -97,15 +98,15 @@ public final class WalWriter implements AutoCloseable {
      *         NOT_WRITABLE or NOT_FOUND when the commit refused the stream, CLOSED once the writer is closed. A
      *         refusal's {@code AppendOutcome} is in the context as {@code outcome}
      */
-    public CompletableFuture<StreamHead> append(StreamId stream, long epoch, long firstOffset, List<WalEntry> entries,
+    public CompletableFuture<StreamHead> append(StreamId stream, long epoch, long firstOffset, List<AppendEntry> entries,
             BooleanSupplier live) {
         CompletableFuture<StreamHead> done = new CompletableFuture<>();
         try {
             Objects.requireNonNull(stream, "stream");
             Objects.requireNonNull(live, "live");
-            List<WalEntry> copy = List.copyOf(entries);
+            List<AppendEntry> copy = List.copyOf(entries);
             long bytes = 0;
-            for (WalEntry e : copy) {
+            for (AppendEntry e : copy) {
                 bytes += e.payload().length;
             }
             if (copy.isEmpty() || bytes > config.maxBatchBytes()) {

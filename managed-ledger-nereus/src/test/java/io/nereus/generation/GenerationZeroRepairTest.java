@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CommitResult;
 import io.nereus.metadata.IndexKey;
 import io.nereus.metadata.IndexRecord;
@@ -15,16 +16,15 @@ import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamAppend;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalIntent;
 import io.nereus.metadata.WalTarget;
 import io.nereus.metadata.codec.WalIntentCodec;
-import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.ReadResult;
 import io.nereus.stream.StorageConfig;
-import io.nereus.stream.StoredEntry;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
@@ -32,7 +32,6 @@ import io.nereus.testing.StreamTesting;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalConfig;
-import io.nereus.wal.WalEntry;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSection;
 import java.nio.charset.StandardCharsets;
@@ -71,7 +70,7 @@ class GenerationZeroRepairTest {
     private EmbeddedFdb fdb;
     private MetadataStore metadata;
     /** Everything appended, per managed-ledger name, in offset order. */
-    private final Map<String, List<StoredEntry>> appended = new HashMap<>();
+    private final Map<String, List<StreamEntry>> appended = new HashMap<>();
     private final Map<String, StreamId> ids = new HashMap<>();
 
     @BeforeEach
@@ -118,7 +117,7 @@ class GenerationZeroRepairTest {
                     long offset = r.start();
                     synchronized (appended) {
                         for (byte[] p : payloads) {
-                            appended.get(name).add(new StoredEntry(io.nereus.metadata.OffsetRange.single(offset), p));
+                            appended.get(name).add(new StreamEntry(io.nereus.metadata.OffsetRange.single(offset), p));
                             offset++;
                         }
                     }
@@ -142,7 +141,7 @@ class GenerationZeroRepairTest {
     }
 
 
-    private static void assertSameEntries(List<StoredEntry> actual, List<StoredEntry> expected) {
+    private static void assertSameEntries(List<StreamEntry> actual, List<StreamEntry> expected) {
         assertThat(actual).hasSameSizeAs(expected);
         for (int i = 0; i < expected.size(); i++) {
             assertThat(actual.get(i).range()).isEqualTo(expected.get(i).range());
@@ -276,8 +275,8 @@ class GenerationZeroRepairTest {
         long epoch = await(metadata.streams().acquireWriter(id, "forger")).writerEpoch();
         LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
         long slice = lh.getId();
-        WalSection failed = WalSection.of(id, 0, List.of(new WalEntry(1, bytes("failed-0")), new WalEntry(1, bytes("failed-1"))));
-        WalSection kept = WalSection.of(id, 0, List.of(new WalEntry(1, bytes("kept-0")), new WalEntry(1, bytes("kept-1"))));
+        WalSection failed = WalSection.of(id, 0, List.of(new AppendEntry(bytes("failed-0"), 1), new AppendEntry(bytes("failed-1"), 1)));
+        WalSection kept = WalSection.of(id, 0, List.of(new AppendEntry(bytes("kept-0"), 1), new AppendEntry(bytes("kept-1"), 1)));
         lh.addEntry(WalBatchCodec.encode(new WalBatch(slice, 0, List.of(failed))));
         long keptEntry = lh.addEntry(WalBatchCodec.encode(new WalBatch(slice, 1, List.of(kept))));
         lh.close();

@@ -9,18 +9,19 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.CommitFault;
 import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CommitResult;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamAppend;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.WalTarget;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalConfig;
-import io.nereus.wal.WalEntry;
 import io.nereus.wal.WalSection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -108,7 +109,7 @@ class StreamStorageTest {
         StreamStorage reader = storage("reader");
         for (int i = 0; i < streams; i++) {
             for (NereusStream s : List.of(handles.get(i), await(reader.openStream("topic-" + i)))) {
-                List<StoredEntry> all = readAll(s, 0, 50);
+                List<StreamEntry> all = readAll(s, 0, 50);
                 List<String> expected = new ArrayList<>();
                 for (int round = 0; round < appendsPerStream; round++) {
                     for (int e = 0; e <= round % 3; e++) {
@@ -142,7 +143,7 @@ class StreamStorageTest {
             assertThat(inside.nextOffset()).isEqualTo(8);
 
             ReadResult fromStart = await(handle.read(ReadView.COMMITTED, 0, 10, 1 << 20, BoundaryMode.EXACT_START));
-            assertThat(fromStart.entries()).extracting(StoredEntry::range)
+            assertThat(fromStart.entries()).extracting(StreamEntry::range)
                     .containsExactly(OffsetRange.of(0, 5), OffsetRange.of(5, 8));
 
             assertThatThrownBy(() -> await(handle.read(ReadView.COMMITTED, 3, 10, 1 << 20, BoundaryMode.EXACT_START)))
@@ -225,9 +226,9 @@ class StreamStorageTest {
         StreamStorage storage = storage("broker-a");
         NereusStream s = await(storage.openStream("corrupt"));
         long epoch = await(metadata.streams().acquireWriter(s.id(), "forger")).writerEpoch();
-        WalSection section = WalSection.of(s.id(), 0, List.of(new WalEntry(1, payload("genuine"))));
+        WalSection section = WalSection.of(s.id(), 0, List.of(new AppendEntry(payload("genuine"), 1)));
         byte[] stored = WalBatchCodec.encode(new WalBatch(0, 0, List.of(
-                WalSection.of(s.id(), 0, List.of(new WalEntry(1, payload("tampered")))))));
+                WalSection.of(s.id(), 0, List.of(new AppendEntry(payload("tampered"), 1))))));
         LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
         long entry = lh.addEntry(stored);
         CommitResult r = await(metadata.streams().commit(List.of(new StreamAppend(s.id(), epoch, OffsetRange.single(0),

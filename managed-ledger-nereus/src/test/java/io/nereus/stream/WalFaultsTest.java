@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;

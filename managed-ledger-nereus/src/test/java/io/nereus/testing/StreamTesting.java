@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.ReadResult;
-import io.nereus.stream.StoredEntry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -34,8 +34,8 @@ public final class StreamTesting {
     }
 
     /** Every committed entry of {@code s} from {@code from}, read {@code perRead} entries at a time. */
-    public static List<StoredEntry> readAll(NereusStream s, long from, int perRead) {
-        List<StoredEntry> all = new ArrayList<>();
+    public static List<StreamEntry> readAll(NereusStream s, long from, int perRead) {
+        List<StreamEntry> all = new ArrayList<>();
         long at = from;
         while (true) {
             ReadResult r = await(s.read(ReadView.COMMITTED, at, perRead, 1 << 20, BoundaryMode.EXACT_START));
@@ -50,7 +50,7 @@ public final class StreamTesting {
     /** Every stored payload from offset 0, checking that offsets are dense single-record entries. */
     public static List<byte[]> readDensePayloads(NereusStream s) {
         List<byte[]> all = new ArrayList<>();
-        for (StoredEntry e : readAll(s, 0, 50)) {
+        for (StreamEntry e : readAll(s, 0, 50)) {
             assertThat(e.range()).isEqualTo(OffsetRange.single(all.size()));
             all.add(e.payload());
         }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.StreamId;
@@ -23,8 +24,8 @@ class WalBatchCodecTest {
 
     private static WalBatch sample() {
         WalSection a = WalSection.of(StreamId.of(7), 100, List.of(
-                new WalEntry(1, bytes("a0")), new WalEntry(5, bytes("ranged-entry")), new WalEntry(1, new byte[0])));
-        WalSection b = WalSection.of(StreamId.of(3), 0, List.of(new WalEntry(1, bytes("b0"))));
+                new AppendEntry(bytes("a0"), 1), new AppendEntry(bytes("ranged-entry"), 5), new AppendEntry(new byte[0], 1)));
+        WalSection b = WalSection.of(StreamId.of(3), 0, List.of(new AppendEntry(bytes("b0"), 1)));
         return new WalBatch(42, 9, List.of(a, b));
     }
 
@@ -46,7 +47,7 @@ class WalBatchCodecTest {
         WalSection a = back.sections().get(0);
         assertThat(a.stream()).isEqualTo(StreamId.of(7));
         assertThat(a.range()).isEqualTo(OffsetRange.of(100, 107));
-        assertThat(a.entries()).extracting(WalEntry::recordCount).containsExactly(1, 5, 1);
+        assertThat(a.entries()).extracting(AppendEntry::recordCount).containsExactly(1, 5, 1);
         assertThat(a.entries().get(1).payload()).isEqualTo(bytes("ranged-entry"));
         assertThat(a.entries().get(2).payload()).isEmpty();
         assertThat(a.checksum()).isEqualTo(batch.sections().get(0).checksum());
@@ -61,11 +62,11 @@ class WalBatchCodecTest {
             int streams = random.nextInt(5);
             List<WalSection> sections = new java.util.ArrayList<>();
             for (int s = 0; s < streams; s++) {
-                List<WalEntry> entries = new java.util.ArrayList<>();
+                List<AppendEntry> entries = new java.util.ArrayList<>();
                 for (int e = 0, n = 1 + random.nextInt(4); e < n; e++) {
                     byte[] p = new byte[random.nextInt(300)];
                     random.nextBytes(p);
-                    entries.add(new WalEntry(1 + random.nextInt(3), p));
+                    entries.add(new AppendEntry(p, 1 + random.nextInt(3)));
                 }
                 sections.add(WalSection.of(StreamId.of(s + 1), random.nextInt(1000), entries));
             }

@@ -11,6 +11,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.AppendOutcome;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
@@ -152,11 +153,11 @@ class WalCommitCoalescingTest {
             if (batch != 2) {
                 byte[] p = filled(100, (char) ('a' + batch));
                 yPayloads.add(p);
-                y.add(writer.append(yId, ey, y.size(), List.of(new WalEntry(1, p)), () -> true));
+                y.add(writer.append(yId, ey, y.size(), List.of(new AppendEntry(p, 1)), () -> true));
             }
             byte[] p = filled(2048, (char) ('A' + batch));
             xPayloads.add(p);
-            x.add(writer.append(xId, ex, batch, List.of(new WalEntry(1, p)), () -> true));
+            x.add(writer.append(xId, ex, batch, List.of(new AppendEntry(p, 1)), () -> true));
             if (batch == 0) {
                 await(held);
             }

@@ -8,6 +8,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
@@ -93,7 +94,7 @@ class WalWriterThreadingTest {
                     for (int i = 0; i < appendsPerStream; i++) {
                         for (int s = first; s < first + streamsPerThread; s++) {
                             acks.add(writer.append(ids.get(s), epochs.get(s), i,
-                                    List.of(new WalEntry(1, payload(s, i))), () -> true));
+                                    List.of(new AppendEntry(payload(s, i), 1)), () -> true));
                         }
                     }
                     return acks;
@@ -154,18 +155,18 @@ class WalWriterThreadingTest {
         StreamId id = await(metadata.catalog().openStream("closing")).streamId();
         long epoch = await(metadata.streams().acquireWriter(id, writerId)).writerEpoch();
         // the slice exists before the close: the next batch is written at once, not after a slice creation
-        assertThat(await(writer.append(id, epoch, 0, List.of(new WalEntry(1, new byte[2048])), () -> true))
+        assertThat(await(writer.append(id, epoch, 0, List.of(new AppendEntry(new byte[2048], 1)), () -> true))
                 .committedEnd()).isEqualTo(1);
-        CompletableFuture<StreamHead> sealed = writer.append(id, epoch, 1, List.of(new WalEntry(1, new byte[2048])),
+        CompletableFuture<StreamHead> sealed = writer.append(id, epoch, 1, List.of(new AppendEntry(new byte[2048], 1)),
                 () -> true);
-        CompletableFuture<StreamHead> open = writer.append(id, epoch, 2, List.of(new WalEntry(1, new byte[10])),
+        CompletableFuture<StreamHead> open = writer.append(id, epoch, 2, List.of(new AppendEntry(new byte[10], 1)),
                 () -> true);
         Thread owner = ownerThread(writerId);
         writer.close();
 
         assertThat(await(sealed).committedEnd()).isEqualTo(2);
         assertFailsClosed(open);
-        assertFailsClosed(writer.append(id, epoch, 2, List.of(new WalEntry(1, new byte[10])), () -> true));
+        assertFailsClosed(writer.append(id, epoch, 2, List.of(new AppendEntry(new byte[10], 1)), () -> true));
         owner.join(TimeUnit.SECONDS.toMillis(30));
         assertThat(owner.isAlive()).as("owner thread of a closed, finished writer").isFalse();
         assertThat(await(writer.barrier())).isNull();
@@ -183,9 +184,9 @@ class WalWriterThreadingTest {
                 scheduler, Clock.systemUTC());
         StreamId id = await(metadata.catalog().openStream("closing-early")).streamId();
         long epoch = await(metadata.streams().acquireWriter(id, writerId)).writerEpoch();
-        CompletableFuture<StreamHead> sealed = writer.append(id, epoch, 0, List.of(new WalEntry(1, new byte[2048])),
+        CompletableFuture<StreamHead> sealed = writer.append(id, epoch, 0, List.of(new AppendEntry(new byte[2048], 1)),
                 () -> true);
-        CompletableFuture<StreamHead> open = writer.append(id, epoch, 1, List.of(new WalEntry(1, new byte[10])),
+        CompletableFuture<StreamHead> open = writer.append(id, epoch, 1, List.of(new AppendEntry(new byte[10], 1)),
                 () -> true);
         Thread owner = ownerThread(writerId);
         writer.close();

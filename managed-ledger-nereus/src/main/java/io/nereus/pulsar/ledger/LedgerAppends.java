@@ -1,8 +1,8 @@
 package io.nereus.pulsar.ledger;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.pulsar.PulsarErrors;
-import io.nereus.stream.AppendEntry;
 import io.nereus.stream.NereusStream;
 import io.netty.buffer.ByteBufUtil;
 import java.util.List;

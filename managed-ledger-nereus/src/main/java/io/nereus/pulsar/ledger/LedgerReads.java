@@ -2,11 +2,11 @@ package io.nereus.pulsar.ledger;
 
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.ReadResult;
-import io.nereus.stream.StoredEntry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -62,7 +62,7 @@ final class LedgerReads {
             }
             List<Entry> out = new ArrayList<>(r.entries().size());
             long bytes = 0;
-            for (StoredEntry e : r.entries()) {
+            for (StreamEntry e : r.entries()) {
                 if (e.range().start() >= end) {
                     break;
                 }

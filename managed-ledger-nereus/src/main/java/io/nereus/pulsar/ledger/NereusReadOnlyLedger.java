@@ -3,6 +3,7 @@ package io.nereus.pulsar.ledger;
 import com.google.common.collect.BoundType;
 import com.google.common.collect.Range;
 import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.pulsar.Callbacks;
 import io.nereus.pulsar.EntryReader;
@@ -11,7 +12,6 @@ import io.nereus.pulsar.Sync;
 import io.nereus.pulsar.VirtualLedger;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
-import io.nereus.stream.StoredEntry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -64,7 +64,7 @@ final class NereusReadOnlyLedger implements ReadOnlyManagedLedger, EntryReader {
                 .thenCombine(stream.head(), (r, h) -> {
                     head = h;
                     List<Entry> out = new ArrayList<>(r.entries().size());
-                    for (StoredEntry e : r.entries()) {
+                    for (StreamEntry e : r.entries()) {
                         out.add(EntryImpl.create(ledgerId, e.range().start(), e.payload()));
                     }
                     return out;

@@ -1,14 +1,14 @@
 package io.nereus.pulsar.cursor;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CursorStore;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.nereus.pulsar.PulsarErrors;
-import io.nereus.stream.AppendEntry;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
-import io.nereus.stream.StoredEntry;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -208,7 +208,7 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
                         throw new java.util.concurrent.CompletionException(PulsarErrors.map(t));
                     }
                     List<Entry> out = new ArrayList<>(r.entries().size());
-                    for (StoredEntry e : r.entries()) {
+                    for (StreamEntry e : r.entries()) {
                         out.add(EntryImpl.create(LEDGER_ID, e.range().start(), e.payload()));
                     }
                     entriesServed.addAndGet(out.size());

@@ -1,10 +1,12 @@
-package io.nereus.stream;
+package io.nereus.metadata;
 
 import java.util.Objects;
 
 /**
- * One entry to append: an indivisible payload covering {@code recordCount} offsets (1 for a Pulsar entry,
- * {@code lastOffsetDelta + 1} for a Kafka record batch).
+ * One entry to append, before the stream has placed it: an indivisible payload covering {@code recordCount}
+ * offsets (1 for a Pulsar entry, {@code lastOffsetDelta + 1} for a Kafka record batch). The stream assigns its
+ * offsets when it appends it; read back, the same entry is a {@link StreamEntry}. The WAL stores it as is, as one
+ * entry of a stream's section of a WAL batch.
  *
  * @param payload     the bytes; not copied, not to be modified after the append
  * @param recordCount offsets covered, {@code >= 1}
