@@ -4,9 +4,9 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.GenerationIndexStore;
 import io.nereus.metadata.IndexLookup;
 import io.nereus.metadata.IndexRecord;
-import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamHead;
@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
 public final class GenerationResolver {
     private static final Logger LOG = LoggerFactory.getLogger(GenerationResolver.class);
 
-    private final MetadataStore metadata;
+    private final GenerationIndexStore index;
     private final TargetReader reader;
     private final GenerationZeroRepair repair;
     private final int maxCachedRecords;
@@ -48,9 +48,9 @@ public final class GenerationResolver {
     private record CacheKey(StreamId stream, ReadView view) {
     }
 
-    public GenerationResolver(MetadataStore metadata, TargetReader reader, GenerationZeroRepair repair,
+    public GenerationResolver(GenerationIndexStore index, TargetReader reader, GenerationZeroRepair repair,
             int maxCachedRecords) {
-        this.metadata = Objects.requireNonNull(metadata, "metadata");
+        this.index = Objects.requireNonNull(index, "index");
         this.reader = Objects.requireNonNull(reader, "reader");
         this.repair = Objects.requireNonNull(repair, "repair");
         this.maxCachedRecords = maxCachedRecords;
@@ -86,7 +86,7 @@ public final class GenerationResolver {
     }
 
     private CompletableFuture<Resolution> lookupAndRead(StreamId stream, ReadView view, long offset, boolean mayRetry) {
-        return metadata.index().lookup(stream, view, offset).thenCompose(lookup -> {
+        return index.lookup(stream, view, offset).thenCompose(lookup -> {
             if (lookup instanceof IndexLookup.Trimmed t) {
                 return CompletableFuture.completedFuture(new Resolution.Trimmed(t.firstAvailable()));
             }

@@ -3,10 +3,11 @@ package io.nereus.generation;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.GenerationIndexStore;
 import io.nereus.metadata.IndexRecord;
-import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.RepairOutcome;
 import io.nereus.metadata.RepairRequest;
+import io.nereus.metadata.StreamCommitStore;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalIntent;
 import io.nereus.metadata.WalTarget;
@@ -54,14 +55,17 @@ import org.slf4j.LoggerFactory;
 public final class WalEvidenceRepair implements GenerationZeroRepair {
     private static final Logger LOG = LoggerFactory.getLogger(WalEvidenceRepair.class);
 
-    private final MetadataStore metadata;
+    private final StreamCommitStore streams;
+    private final GenerationIndexStore index;
     private final WalReader wal;
     private final int maxBatches;
     private final Duration timeBudget;
     private final Clock clock;
 
-    public WalEvidenceRepair(MetadataStore metadata, WalReader wal, int maxBatches, Duration timeBudget, Clock clock) {
-        this.metadata = Objects.requireNonNull(metadata, "metadata");
+    public WalEvidenceRepair(StreamCommitStore streams, GenerationIndexStore index, WalReader wal, int maxBatches,
+            Duration timeBudget, Clock clock) {
+        this.streams = Objects.requireNonNull(streams, "streams");
+        this.index = Objects.requireNonNull(index, "index");
         this.wal = Objects.requireNonNull(wal, "wal");
         this.timeBudget = Objects.requireNonNull(timeBudget, "timeBudget");
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -105,7 +109,7 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
     public CompletableFuture<Outcome> repair(StreamId stream, long offset) {
         try {
             Attempt a = new Attempt(Objects.requireNonNull(stream, "stream"), offset);
-            return metadata.streams().head(stream).thenCompose(h -> {
+            return streams.head(stream).thenCompose(h -> {
                 var head = h.orElseThrow(() -> new NereusException(ErrorCode.NOT_FOUND, Map.of("stream", stream)));
                 if (offset < head.trimOffset()) {
                     return CompletableFuture.completedFuture(new Outcome.ProvedTrimmed(head.trimOffset()));
@@ -114,7 +118,7 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
                     return CompletableFuture.completedFuture(
                             new Outcome.Incomplete("offset is not committed (committed end " + head.committedEnd() + ")"));
                 }
-                return metadata.streams().intents(stream).thenCompose(intents -> trySlices(a, candidates(intents, offset), 0));
+                return streams.intents(stream).thenCompose(intents -> trySlices(a, candidates(intents, offset), 0));
             });
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
@@ -220,7 +224,7 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
         WalSection s = e.section();
         RepairRequest request = new RepairRequest(a.stream, s.range(), e.target(), s.checksum(), s.entries().size(),
                 s.payloadBytes());
-        return metadata.index().repairGenerationZero(request).thenApply(o -> {
+        return index.repairGenerationZero(request).thenApply(o -> {
             if (o instanceof RepairOutcome.Repaired r) {
                 LOG.info("generation-0 record repaired: stream={} offset={} range={} target={}", a.stream, a.offset,
                         r.record().range(), r.record().target());

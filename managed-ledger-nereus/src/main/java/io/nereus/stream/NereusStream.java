@@ -6,9 +6,9 @@ import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.Resolution;
 import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CatalogEntry;
-import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamCommitStore;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
@@ -55,7 +55,7 @@ public final class NereusStream {
     }
 
     private final CatalogEntry catalog;
-    private final MetadataStore metadata;
+    private final StreamCommitStore streams;
     private final WalWriter wal;
     private final GenerationResolver resolver;
     private final TailCache tail;
@@ -68,10 +68,10 @@ public final class NereusStream {
     private CompletableFuture<Void> refreshed = CompletableFuture.completedFuture(null);
     private volatile long session;
 
-    NereusStream(CatalogEntry catalog, MetadataStore metadata, WalWriter wal, GenerationResolver resolver,
+    NereusStream(CatalogEntry catalog, StreamCommitStore streams, WalWriter wal, GenerationResolver resolver,
             TailCache tail, String writerId) {
         this.catalog = catalog;
-        this.metadata = metadata;
+        this.streams = streams;
         this.wal = wal;
         this.resolver = resolver;
         this.tail = tail;
@@ -91,7 +91,7 @@ public final class NereusStream {
      * earlier epoch of this instance). Returns the epoch (the fencing token).
      */
     public CompletableFuture<Long> acquireWriter() {
-        return metadata.streams().acquireWriter(id(), writerId).thenApply(head -> {
+        return streams.acquireWriter(id(), writerId).thenApply(head -> {
             synchronized (this) {
                 session++;
                 moveTo(Mode.READY);
@@ -197,7 +197,7 @@ public final class NereusStream {
             session++;
             moveTo(Mode.REFRESHING);
             long refreshSession = session;
-            refreshed = wal.barrier().thenCompose(ignored -> metadata.streams().head(id())).handle((head, error) -> {
+            refreshed = wal.barrier().thenCompose(ignored -> streams.head(id())).handle((head, error) -> {
                 synchronized (this) {
                     if (session != refreshSession || mode != Mode.REFRESHING) {
                         return null;
@@ -218,7 +218,7 @@ public final class NereusStream {
 
     /** The stream's head as stored now. */
     public CompletableFuture<StreamHead> head() {
-        return metadata.streams().head(id()).thenApply(h -> h.orElseThrow(() -> Errors.of(ErrorCode.NOT_FOUND, id())));
+        return streams.head(id()).thenApply(h -> h.orElseThrow(() -> Errors.of(ErrorCode.NOT_FOUND, id())));
     }
 
     /**

@@ -47,10 +47,10 @@ public final class StreamStorage implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.writer = new WalWriter(bk, metadata, config.wal(), writerId, scheduler, clock);
+        this.writer = new WalWriter(bk, metadata.streams(), config.wal(), writerId, scheduler, clock);
         this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches());
         this.tail = new TailCache(config.tailCacheBytes());
-        this.resolver = new GenerationResolver(metadata, new WalTargetReader(reader), repair.apply(reader),
+        this.resolver = new GenerationResolver(metadata.index(), new WalTargetReader(reader), repair.apply(reader),
                 config.cachedResolutions());
     }
 
@@ -65,7 +65,8 @@ public final class StreamStorage implements AutoCloseable {
     public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata, String writerId,
             Clock clock) {
         return new StreamStorage(config, bk, metadata, writerId, clock,
-                r -> new WalEvidenceRepair(metadata, r, config.repairMaxEntries(), REPAIR_TIME_BUDGET, clock));
+                r -> new WalEvidenceRepair(metadata.streams(), metadata.index(), r, config.repairMaxEntries(),
+                        REPAIR_TIME_BUDGET, clock));
     }
 
     /** Opens (creating if absent) the stream of {@code managedLedgerName}; the handle is shared. */
@@ -74,7 +75,7 @@ public final class StreamStorage implements AutoCloseable {
             return CompletableFuture.failedFuture(new NereusException(ErrorCode.CLOSED, Map.of()));
         }
         CompletableFuture<NereusStream> f = streams.computeIfAbsent(managedLedgerName, name -> metadata.catalog().openStream(name)
-                .thenApply(entry -> new NereusStream(entry, metadata, writer, resolver, tail, writerId)));
+                .thenApply(entry -> new NereusStream(entry, metadata.streams(), writer, resolver, tail, writerId)));
         f.whenComplete((s, t) -> {
             if (t != null) {
                 streams.remove(managedLedgerName, f);

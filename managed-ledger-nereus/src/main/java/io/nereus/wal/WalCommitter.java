@@ -5,8 +5,8 @@ import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
 import io.nereus.metadata.AppendOutcome;
 import io.nereus.metadata.CommitResult;
-import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.StreamAppend;
+import io.nereus.metadata.StreamCommitStore;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalTarget;
 import java.util.ArrayList;
@@ -32,10 +32,10 @@ final class WalCommitter {
     /** Logs under the writer's name, which operators already configure. */
     private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);
 
-    private final MetadataStore metadata;
+    private final StreamCommitStore streams;
 
-    WalCommitter(MetadataStore metadata) {
-        this.metadata = metadata;
+    WalCommitter(StreamCommitStore streams) {
+        this.streams = streams;
     }
 
     /**
@@ -84,7 +84,7 @@ final class WalCommitter {
         if (appends.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return metadata.streams().commit(appends).handle((result, error) -> {
+        return streams.commit(appends).handle((result, error) -> {
             if (error != null) {
                 LOG.warn("WAL batch commit failed, outcome unknown: appends={}", appends.size(), error);
                 for (PendingSection s : sections) {

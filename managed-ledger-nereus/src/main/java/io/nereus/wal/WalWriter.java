@@ -3,7 +3,7 @@ package io.nereus.wal;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.metadata.AppendEntry;
-import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.StreamCommitStore;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import java.time.Clock;
@@ -68,10 +68,10 @@ public final class WalWriter implements AutoCloseable {
     /** Touched only by tasks on {@link #owner}. */
     private final WalPipeline pipeline;
 
-    public WalWriter(BookKeeper bk, MetadataStore metadata, WalConfig config, String writerId,
+    public WalWriter(BookKeeper bk, StreamCommitStore streams, WalConfig config, String writerId,
             ScheduledExecutorService scheduler, Clock clock) {
         Objects.requireNonNull(bk, "bk");
-        Objects.requireNonNull(metadata, "metadata");
+        Objects.requireNonNull(streams, "streams");
         this.config = Objects.requireNonNull(config, "config");
         Objects.requireNonNull(writerId, "writerId");
         this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
@@ -82,7 +82,7 @@ public final class WalWriter implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.pipeline = new WalPipeline(bk, new WalCommitter(metadata), config, writerId, clock, openBatch,
+        this.pipeline = new WalPipeline(bk, new WalCommitter(streams), config, writerId, clock, openBatch,
                 this::submit, owner::shutdown);
     }
 

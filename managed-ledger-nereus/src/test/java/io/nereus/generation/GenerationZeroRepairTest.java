@@ -188,7 +188,8 @@ class GenerationZeroRepairTest {
         assertThat(codeOf(() -> await(s.read(ReadView.COMMITTED, trimAt - 1, 5, 1 << 20, BoundaryMode.EXACT_START))))
                 .isEqualTo(ErrorCode.OFFSET_TRIMMED);
         assertSameEntries(readAll(s, trimAt, 5), appended.get("topic-0").subList((int) trimAt, appended.get("topic-0").size()));
-        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(engine.bk, WAL.password(), 4), 10_000,
+        WalEvidenceRepair repair = new WalEvidenceRepair(metadata.streams(), metadata.index(),
+                new WalReader(engine.bk, WAL.password(), 4), 10_000,
                 Duration.ofSeconds(10), Clock.systemUTC());
         assertThat(await(repair.repair(id, trimAt - 1)))
                 .isEqualTo(new GenerationZeroRepair.Outcome.ProvedTrimmed(trimAt));
@@ -244,7 +245,8 @@ class GenerationZeroRepairTest {
                 return Instant.EPOCH.plusSeconds(3600 * calls++);
             }
         };
-        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(engine.bk, WAL.password(), 4), 10_000,
+        WalEvidenceRepair repair = new WalEvidenceRepair(metadata.streams(), metadata.index(),
+                new WalReader(engine.bk, WAL.password(), 4), 10_000,
                 Duration.ofSeconds(10), late);
 
         assertThat(await(repair.repair(id, 0))).isInstanceOf(GenerationZeroRepair.Outcome.Incomplete.class);
@@ -285,7 +287,8 @@ class GenerationZeroRepairTest {
         assertThat(await(metadata.streams().commit(List.of(committed)))).isInstanceOf(CommitResult.Committed.class);
         deleteGenerationZero(id);
 
-        WalEvidenceRepair repair = new WalEvidenceRepair(metadata, new WalReader(engine.bk, WAL.password(), 4), 10_000,
+        WalEvidenceRepair repair = new WalEvidenceRepair(metadata.streams(), metadata.index(),
+                new WalReader(engine.bk, WAL.password(), 4), 10_000,
                 Duration.ofSeconds(10), Clock.systemUTC());
         assertThat(await(repair.repair(id, 1))).isEqualTo(new GenerationZeroRepair.Outcome.Repaired());
 

@@ -73,7 +73,7 @@ class WalWriterThreadingTest {
     @Test
     void appendsFromFourThreads_allCommitted_eachStreamInOffsetOrder_batchesStoredInSequenceOrder()
             throws Exception {
-        WalWriter writer = new WalWriter(bk, metadata, WAL, "threading-order", scheduler, Clock.systemUTC());
+        WalWriter writer = new WalWriter(bk, metadata.streams(), WAL, "threading-order", scheduler, Clock.systemUTC());
         int threads = 4;
         int streamsPerThread = 2;
         int appendsPerStream = 150;
@@ -150,7 +150,7 @@ class WalWriterThreadingTest {
     @Test
     void close_openAppendsFailClosed_writtenOnesCommit_ownerThreadEnds() throws Exception {
         String writerId = "threading-close";
-        WalWriter writer = new WalWriter(bk, metadata, WAL.withFlush(1024, Duration.ofSeconds(20)), writerId,
+        WalWriter writer = new WalWriter(bk, metadata.streams(), WAL.withFlush(1024, Duration.ofSeconds(20)), writerId,
                 scheduler, Clock.systemUTC());
         StreamId id = await(metadata.catalog().openStream("closing")).streamId();
         long epoch = await(metadata.streams().acquireWriter(id, writerId)).writerEpoch();
@@ -180,7 +180,7 @@ class WalWriterThreadingTest {
     @Test
     void close_whileTheSliceIsBeingCreated_sealedBatchCommits_ownerThreadEnds() throws Exception {
         String writerId = "threading-close-early";
-        WalWriter writer = new WalWriter(bk, metadata, WAL.withFlush(1024, Duration.ofSeconds(20)), writerId,
+        WalWriter writer = new WalWriter(bk, metadata.streams(), WAL.withFlush(1024, Duration.ofSeconds(20)), writerId,
                 scheduler, Clock.systemUTC());
         StreamId id = await(metadata.catalog().openStream("closing-early")).streamId();
         long epoch = await(metadata.streams().acquireWriter(id, writerId)).writerEpoch();
