@@ -7,8 +7,8 @@ import io.nereus.stream.NereusStream;
 import io.netty.buffer.ByteBufUtil;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,14 +19,13 @@ import org.apache.bookkeeper.mledger.intercept.ManagedLedgerInterceptor;
 
 /**
  * The append path of one managed ledger: the state check, the interceptor, the hand-off to the stream, and the
- * completion that moves the ledger's committed end. Appends complete on the ledger's executor in commit order
- * (the stream completes one stream's appends in offset order; the completion is the append's one hop onto the
- * executor).
+ * completion that moves the ledger's committed end.
  *
- * <p>Locking: the check and the hand-off run under this object's monitor, and {@link #stopAccepting} changes the
- * ledger's state under the same monitor, so terminate sees every append that passed the check. Nothing under the
- * monitor takes the ledger's monitor. Counters are atomics or volatile with one writer (the completion, on the
- * executor).
+ * <p>Owner: the ledger's ordered executor (STYLE §7), as in Pulsar's own managed ledger. An append hops onto it
+ * once, is checked and handed to the stream there in call order, and completes there in commit order (the stream
+ * completes one stream's appends in offset order); no lock is held. {@link #handedOff} runs on the same executor,
+ * so terminate sees every append that passed the check. {@code lastAdd} and {@code committedBytes} change only on
+ * the executor; counters other threads read are atomics or volatile.
  */
 final class LedgerAppends {
     private final NereusManagedLedger ledger;
@@ -36,7 +35,7 @@ final class LedgerAppends {
     private final AtomicInteger pending = new AtomicInteger();
     private final AtomicLong entriesAdded = new AtomicLong();
     private volatile long committedBytes;
-    private CompletableFuture<?> lastAdd = CompletableFuture.completedFuture(null); // guarded by this
+    private CompletableFuture<?> lastAdd = CompletableFuture.completedFuture(null); // executor only
 
     LedgerAppends(NereusManagedLedger ledger, NereusStream stream, NereusLedgerStats stats, Executor executor,
             long committedBytes) {
@@ -49,28 +48,40 @@ final class LedgerAppends {
 
     /** Appends one entry; completes on the ledger's executor with its position, in commit order. */
     CompletableFuture<Position> add(AddOperation op, int numberOfMessages, ManagedLedgerInterceptor interceptor) {
+        CompletableFuture<Position> result = new CompletableFuture<>();
         long started = System.nanoTime();
-        CompletableFuture<OffsetRange> appended;
-        byte[] bytes;
-        synchronized (this) {
-            LedgerState s = ledger.state();
-            if (s != LedgerState.OPEN) {
-                stats.recordAddEntryError();
-                return failedOnExecutor(ledger.stateError(s));
-            }
-            try {
-                if (interceptor != null) {
-                    interceptor.beforeAddEntry(op, numberOfMessages);
-                }
-                bytes = ByteBufUtil.getBytes(op.getData());
-            } catch (RuntimeException e) {
-                return failedOnExecutor(new ManagedLedgerException.ManagedLedgerInterceptException(e));
-            }
-            pending.incrementAndGet();
-            appended = stream.append(List.of(AppendEntry.of(bytes)));
-            lastAdd = appended;
+        try {
+            executor.execute(() -> handOff(op, numberOfMessages, interceptor, started, result));
+        } catch (RejectedExecutionException e) {
+            stats.recordAddEntryError();
+            result.completeExceptionally(ledger.stateError(LedgerState.CLOSED));
         }
-        return appended.handleAsync((range, t) -> {
+        return result;
+    }
+
+    /** On the executor: the state check, the interceptor and the hand-off to the stream. */
+    private void handOff(AddOperation op, int numberOfMessages, ManagedLedgerInterceptor interceptor, long started,
+            CompletableFuture<Position> result) {
+        LedgerState s = ledger.state();
+        if (s != LedgerState.OPEN) {
+            stats.recordAddEntryError();
+            result.completeExceptionally(ledger.stateError(s));
+            return;
+        }
+        byte[] bytes;
+        try {
+            if (interceptor != null) {
+                interceptor.beforeAddEntry(op, numberOfMessages);
+            }
+            bytes = ByteBufUtil.getBytes(op.getData());
+        } catch (RuntimeException e) {
+            result.completeExceptionally(new ManagedLedgerException.ManagedLedgerInterceptException(e));
+            return;
+        }
+        pending.incrementAndGet();
+        CompletableFuture<OffsetRange> appended = stream.append(List.of(AppendEntry.of(bytes)));
+        lastAdd = appended;
+        appended.whenCompleteAsync((range, t) -> {
             pending.decrementAndGet();
             if (t != null) {
                 stats.recordAddEntryError();
@@ -81,7 +92,8 @@ final class LedgerAppends {
                 if (e instanceof ManagedLedgerException.ManagedLedgerFencedException) {
                     ledger.fencedByNewerWriter();
                 }
-                throw new CompletionException(e);
+                result.completeExceptionally(e);
+                return;
             }
             committedBytes += bytes.length;
             entriesAdded.incrementAndGet();
@@ -90,17 +102,23 @@ final class LedgerAppends {
             stats.addAddEntrySample(bytes.length);
             stats.addAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
             stats.addLedgerAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
-            return PositionFactory.create(ledger.ledgerId(), range.start());
+            result.complete(PositionFactory.create(ledger.ledgerId(), range.start()));
         }, executor);
     }
 
     /**
-     * Runs {@code stop} (the ledger's move out of OPEN) under the append monitor and returns the last append handed
-     * to the stream: once it completes, every append that passed the state check has.
+     * Completes, on the executor, with the last append handed to the stream once every append submitted before
+     * this call has been checked: called after the ledger left OPEN, so no later append gets past the check and,
+     * once the returned append completes, every append that did has.
      */
-    synchronized CompletableFuture<?> stopAccepting(Runnable stop) {
-        stop.run();
-        return lastAdd;
+    CompletableFuture<CompletableFuture<?>> handedOff() {
+        CompletableFuture<CompletableFuture<?>> f = new CompletableFuture<>();
+        try {
+            executor.execute(() -> f.complete(lastAdd));
+        } catch (RejectedExecutionException e) {
+            f.completeExceptionally(ledger.stateError(LedgerState.CLOSED));
+        }
+        return f;
     }
 
     int pending() {
@@ -114,11 +132,5 @@ final class LedgerAppends {
     /** Payload bytes committed to the stream, from its creation (the head's cumulative count at open). */
     long committedBytes() {
         return committedBytes;
-    }
-
-    private <T> CompletableFuture<T> failedOnExecutor(Throwable t) {
-        CompletableFuture<T> f = new CompletableFuture<>();
-        executor.execute(() -> f.completeExceptionally(t));
-        return f;
     }
 }

@@ -624,8 +624,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             if (s != LedgerState.OPEN) {
                 return CompletableFuture.failedFuture(stateError(s));
             }
-            CompletableFuture<?> lastAdd = appends.stopAccepting(() -> transition(LedgerState.TERMINATED));
-            terminated = lastAdd.handle((r, t) -> null)
+            transition(LedgerState.TERMINATED);
+            terminated = appends.handedOff().thenCompose(lastAdd -> lastAdd.handle((r, t) -> null))
                     .thenCompose(ignored -> factory.metadata().streams().seal(streamId(), writerEpoch))
                     .thenAccept(head -> {
                         committedEnd = Math.max(committedEnd, head.committedEnd());
