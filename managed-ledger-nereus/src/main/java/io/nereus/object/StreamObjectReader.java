@@ -1,0 +1,274 @@
+package io.nereus.object;
+
+import static io.nereus.object.StreamObjectFormat.corrupt;
+
+import io.nereus.metadata.Checksum;
+import io.nereus.metadata.ChecksumType;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.StreamId;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.zip.CRC32C;
+
+/**
+ * Reads one stream object ({@link StreamObjectFormat}) through ranged reads: {@link #open} fetches the object's
+ * tail (footer and, for all but very large objects, the index) and checks the index against the checksum the
+ * generation index record holds; {@link #read} then fetches only the blocks it needs, each checked against its
+ * CRC in the index, through a shared {@link BlockCache}. Any mismatch fails CORRUPT_DATA naming the object and
+ * the check, so the resolver can quarantine the record and fall back. Immutable after open: safe from any
+ * thread.
+ */
+public final class StreamObjectReader {
+    /** Bytes read from the end of the object at open: the footer and, usually, the whole index. */
+    static final int TAIL_READ_BYTES = 64 * 1024;
+
+    /** Ranged reads of one stored object: {@code length} bytes from {@code position}, exactly. */
+    public interface RangeSource {
+        CompletableFuture<byte[]> read(long position, int length);
+    }
+
+    private record Block(long first, long position, int length, int entries, int crc) {
+    }
+
+    private final String name;
+    private final RangeSource source;
+    private final BlockCache cache;
+    private final StreamId stream;
+    private final ReadView view;
+    private final OffsetRange range;
+    private final Block[] blocks;
+    private final long[] firstOffsets;
+
+    private StreamObjectReader(String name, RangeSource source, BlockCache cache, StreamId stream, ReadView view,
+            OffsetRange range, Block[] blocks) {
+        this.name = name;
+        this.source = source;
+        this.cache = cache;
+        this.stream = stream;
+        this.view = view;
+        this.range = range;
+        this.blocks = blocks;
+        this.firstOffsets = Arrays.stream(blocks).mapToLong(Block::first).toArray();
+    }
+
+    /**
+     * Opens the object {@code name} of {@code objectSize} bytes whose index must have checksum {@code expected}
+     * (as the publishing index record stores it).
+     */
+    public static CompletableFuture<StreamObjectReader> open(String name, long objectSize, Checksum expected,
+            RangeSource source, BlockCache cache) {
+        try {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(expected, "expected");
+            Objects.requireNonNull(source, "source");
+            Objects.requireNonNull(cache, "cache");
+            if (expected.type() != ChecksumType.CRC32C) {
+                throw new IllegalArgumentException("stream objects are checked with CRC-32C, not " + expected.type());
+            }
+            if (objectSize < StreamObjectFormat.HEADER_BYTES * 2L + StreamObjectFormat.FOOTER_BYTES) {
+                return CompletableFuture.failedFuture(corrupt(name, "object too small", "size", objectSize));
+            }
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        int tailLength = (int) Math.min(objectSize, TAIL_READ_BYTES);
+        long tailPosition = objectSize - tailLength;
+        return source.read(tailPosition, tailLength).thenCompose(tail -> {
+            checkLength(name, tail, tailLength, "tail");
+            ByteBuffer footer = ByteBuffer.wrap(tail, tailLength - StreamObjectFormat.FOOTER_BYTES,
+                    StreamObjectFormat.FOOTER_BYTES);
+            long indexPosition = footer.getLong();
+            int indexLength = footer.getInt();
+            int indexCrc = footer.getInt();
+            int reserved = footer.getInt();
+            byte[] magic = new byte[4];
+            footer.get(magic);
+            if (!Arrays.equals(magic, StreamObjectFormat.FOOTER_MAGIC) || reserved != 0) {
+                throw corrupt(name, "no stream object footer");
+            }
+            long indexEnd = objectSize - StreamObjectFormat.FOOTER_BYTES;
+            if (indexLength < StreamObjectFormat.HEADER_BYTES
+                    || (indexLength - StreamObjectFormat.HEADER_BYTES) % StreamObjectFormat.INDEX_ENTRY_BYTES != 0
+                    || indexPosition < StreamObjectFormat.HEADER_BYTES || indexPosition + indexLength != indexEnd) {
+                throw corrupt(name, "index bounds", "indexPosition", indexPosition, "indexLength", indexLength,
+                        "size", objectSize);
+            }
+            if ((indexCrc & 0xFFFF_FFFFL) != expected.value()) {
+                throw corrupt(name, "index checksum is not the published one", "stored",
+                        Integer.toHexString(indexCrc), "published", Long.toHexString(expected.value()));
+            }
+            CompletableFuture<byte[]> index = indexPosition >= tailPosition
+                    ? CompletableFuture.completedFuture(Arrays.copyOfRange(tail, (int) (indexPosition - tailPosition),
+                            (int) (indexPosition - tailPosition) + indexLength))
+                    : source.read(indexPosition, indexLength);
+            return index.thenApply(bytes -> parseIndex(name, bytes, indexLength, indexPosition, indexCrc, source,
+                    cache));
+        });
+    }
+
+    private static StreamObjectReader parseIndex(String name, byte[] bytes, int indexLength, long indexPosition,
+            int indexCrc, RangeSource source, BlockCache cache) {
+        checkLength(name, bytes, indexLength, "index");
+        CRC32C crc = new CRC32C();
+        crc.update(bytes);
+        if ((int) crc.getValue() != indexCrc) {
+            throw corrupt(name, "index CRC-32C mismatch", "stored", Integer.toHexString(indexCrc), "computed",
+                    Long.toHexString(crc.getValue()));
+        }
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        byte[] magic = new byte[4];
+        b.get(magic);
+        int version = b.get() & 0xFF;
+        int viewCode = b.get() & 0xFF;
+        b.getShort();
+        if (!Arrays.equals(magic, StreamObjectFormat.MAGIC) || version != StreamObjectFormat.VERSION) {
+            throw corrupt(name, "unknown stream object format", "version", version);
+        }
+        StreamId stream = StreamId.of(b.getLong());
+        long first = b.getLong();
+        long end = b.getLong();
+        int entries = b.getInt();
+        int blockCount = b.getInt();
+        int indexed = (indexLength - StreamObjectFormat.HEADER_BYTES) / StreamObjectFormat.INDEX_ENTRY_BYTES;
+        if (first < 0 || end <= first || entries <= 0 || blockCount != indexed) {
+            throw corrupt(name, "index header", "first", first, "end", end, "entries", entries, "blocks", blockCount);
+        }
+        ReadView view;
+        try {
+            view = ReadView.fromCode(viewCode);
+        } catch (IllegalArgumentException e) {
+            throw corrupt(name, "unknown view", "view", viewCode);
+        }
+        Block[] blocks = new Block[blockCount];
+        long expectedPosition = StreamObjectFormat.HEADER_BYTES;
+        long previousFirst = first - 1;
+        long entriesSeen = 0;
+        for (int i = 0; i < blockCount; i++) {
+            Block k = new Block(b.getLong(), b.getLong(), b.getInt(), b.getInt(), b.getInt());
+            if (k.position() != expectedPosition || k.length() <= 0 || k.entries() <= 0 || k.first() <= previousFirst
+                    || k.first() >= end || (i == 0 && k.first() != first)) {
+                throw corrupt(name, "block index", "block", i);
+            }
+            expectedPosition += k.length();
+            previousFirst = k.first();
+            entriesSeen += k.entries();
+            blocks[i] = k;
+        }
+        if (expectedPosition != indexPosition || entriesSeen != entries) {
+            throw corrupt(name, "blocks do not fill the object", "blocksEnd", expectedPosition, "indexPosition",
+                    indexPosition, "entries", entries, "indexed", entriesSeen);
+        }
+        return new StreamObjectReader(name, source, cache, stream, view, new OffsetRange(first, end), blocks);
+    }
+
+    private static void checkLength(String name, byte[] got, int expected, String what) {
+        if (got.length != expected) {
+            throw corrupt(name, "short read", "part", what, "expected", expected, "read", got.length);
+        }
+    }
+
+    public StreamId stream() {
+        return stream;
+    }
+
+    public ReadView view() {
+        return view;
+    }
+
+    /** The offsets the object holds. */
+    public OffsetRange range() {
+        return range;
+    }
+
+    /**
+     * Entries from the one containing {@code offset}: at most {@code maxEntries} and, beyond the first, at most
+     * {@code maxBytes} payload bytes; fewer at the object's end. Fetches only the blocks those entries are in.
+     */
+    public CompletableFuture<List<StreamEntry>> read(long offset, int maxEntries, long maxBytes) {
+        if (!range.contains(offset)) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("offset " + offset
+                    + " is not in stream object " + name + " " + range));
+        }
+        if (maxEntries <= 0) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException(
+                    "entries to read must be > 0: " + maxEntries));
+        }
+        int at = Arrays.binarySearch(firstOffsets, offset);
+        int block = at >= 0 ? at : -at - 2;
+        return readFrom(block, offset, new ArrayList<>(), 0, maxEntries, maxBytes);
+    }
+
+    private CompletableFuture<List<StreamEntry>> readFrom(int block, long offset, List<StreamEntry> out, long bytes,
+            int maxEntries, long maxBytes) {
+        return block(block).thenCompose(entries -> {
+            long taken = bytes;
+            for (StreamEntry e : entries) {
+                if (e.range().end() <= offset) {
+                    continue;
+                }
+                if (out.size() >= maxEntries || (!out.isEmpty() && taken + e.payload().length > maxBytes)) {
+                    return CompletableFuture.completedFuture(out);
+                }
+                out.add(e);
+                taken += e.payload().length;
+            }
+            if (block + 1 >= blocks.length || out.size() >= maxEntries) {
+                return CompletableFuture.completedFuture(out);
+            }
+            return readFrom(block + 1, offset, out, taken, maxEntries, maxBytes);
+        });
+    }
+
+    /** The entries of block {@code i}, from the cache or fetched and checked. */
+    private CompletableFuture<List<StreamEntry>> block(int i) {
+        List<StreamEntry> cached = cache.get(name, i);
+        if (cached != null) {
+            return CompletableFuture.completedFuture(cached);
+        }
+        Block k = blocks[i];
+        long end = i + 1 < blocks.length ? blocks[i + 1].first() : range.end();
+        return source.read(k.position(), k.length()).thenApply(bytes -> {
+            List<StreamEntry> entries = decodeBlock(i, k, end, bytes);
+            cache.put(name, i, entries, k.length());
+            return entries;
+        });
+    }
+
+    private List<StreamEntry> decodeBlock(int i, Block k, long end, byte[] bytes) {
+        checkLength(name, bytes, k.length(), "block " + i);
+        CRC32C crc = new CRC32C();
+        crc.update(bytes);
+        if ((int) crc.getValue() != k.crc()) {
+            throw corrupt(name, "block CRC-32C mismatch", "block", i, "stored", Integer.toHexString(k.crc()),
+                    "computed", Long.toHexString(crc.getValue()));
+        }
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        List<StreamEntry> entries = new ArrayList<>(k.entries());
+        long next = k.first();
+        for (int n = 0; n < k.entries(); n++) {
+            if (b.remaining() < StreamObjectFormat.ENTRY_HEADER_BYTES) {
+                throw corrupt(name, "block truncated", "block", i, "entry", n);
+            }
+            int records = b.getInt();
+            int length = b.getInt();
+            if (records <= 0 || length < 0 || length > b.remaining() || next + records > end) {
+                throw corrupt(name, "entry header", "block", i, "entry", n, "records", records, "length", length);
+            }
+            byte[] payload = new byte[length];
+            b.get(payload);
+            entries.add(new StreamEntry(new OffsetRange(next, next + records), payload));
+            next += records;
+        }
+        if (b.hasRemaining() || next != end) {
+            throw corrupt(name, "block does not end where the next begins", "block", i, "end", next,
+                    "expected", end);
+        }
+        return List.copyOf(entries);
+    }
+}

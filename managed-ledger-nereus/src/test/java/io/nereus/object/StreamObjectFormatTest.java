@@ -1,0 +1,250 @@
+package io.nereus.object;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
+import io.nereus.metadata.Checksum;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.StreamId;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class StreamObjectFormatTest {
+    private static final StreamId STREAM = StreamId.of(42);
+
+    /** An object held in memory, counting the ranged reads made of it. */
+    private static final class Stored implements StreamObjectReader.RangeSource {
+        final byte[] bytes;
+        final AtomicInteger reads = new AtomicInteger();
+        final AtomicLong bytesRead = new AtomicLong();
+
+        Stored(byte[] bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public CompletableFuture<byte[]> read(long position, int length) {
+            reads.incrementAndGet();
+            bytesRead.addAndGet(length);
+            int from = (int) Math.min(position, bytes.length);
+            return CompletableFuture.completedFuture(Arrays.copyOfRange(bytes, from,
+                    (int) Math.min(bytes.length, position + length)));
+        }
+    }
+
+    /** {@code n} consecutive entries from offset 100, record counts 1..3, payloads of 0..maxPayload bytes. */
+    private static List<StreamEntry> entries(int n, int maxPayload, long seed) {
+        Random random = new Random(seed);
+        List<StreamEntry> out = new ArrayList<>();
+        long offset = 100;
+        for (int i = 0; i < n; i++) {
+            int records = 1 + random.nextInt(3);
+            byte[] payload = new byte[random.nextInt(maxPayload + 1)];
+            random.nextBytes(payload);
+            out.add(new StreamEntry(new OffsetRange(offset, offset + records), payload));
+            offset += records;
+        }
+        return out;
+    }
+
+    private static <T> T await(CompletableFuture<T> f) {
+        try {
+            return f.get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new CompletionException(e.getCause());
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static StreamObjectReader open(Stored stored, Checksum checksum, BlockCache cache) {
+        return await(StreamObjectReader.open("obj", stored.bytes.length, checksum, stored, cache));
+    }
+
+    private static void assertCorrupt(Runnable r, String reason) {
+        assertThatThrownBy(r::run).hasCauseInstanceOf(NereusException.class).cause().satisfies(e -> {
+            NereusException n = (NereusException) e;
+            assertThat(n.code()).isEqualTo(ErrorCode.CORRUPT_DATA);
+            assertThat(n.context()).containsEntry("object", "obj").containsEntry("reason", reason);
+        });
+    }
+
+    @Test
+    void everyOffset_readsBackItsContainingEntryByteExact() {
+        List<StreamEntry> written = entries(1_000, 600, 1);
+        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(4096).encode(STREAM, ReadView.COMMITTED, written);
+        assertThat(encoded.range()).isEqualTo(new OffsetRange(100, written.get(999).range().end()));
+        assertThat(encoded.blocks()).isGreaterThan(50);
+        StreamObjectReader reader = open(new Stored(encoded.bytes()), encoded.checksum(), new BlockCache(1 << 20));
+        assertThat(reader.stream()).isEqualTo(STREAM);
+        assertThat(reader.view()).isEqualTo(ReadView.COMMITTED);
+        assertThat(reader.range()).isEqualTo(encoded.range());
+        for (StreamEntry e : written) {
+            for (long o = e.range().start(); o < e.range().end(); o++) {
+                List<StreamEntry> got = await(reader.read(o, 1, Long.MAX_VALUE));
+                assertThat(got).hasSize(1);
+                assertThat(got.get(0).range()).isEqualTo(e.range());
+                assertThat(got.get(0).payload()).isEqualTo(e.payload());
+            }
+        }
+        List<StreamEntry> all = await(reader.read(100, Integer.MAX_VALUE, Long.MAX_VALUE));
+        assertThat(all).hasSize(1_000);
+        for (int i = 0; i < all.size(); i++) {
+            assertThat(all.get(i).range()).isEqualTo(written.get(i).range());
+            assertThat(all.get(i).payload()).isEqualTo(written.get(i).payload());
+        }
+    }
+
+    @Test
+    void readOfOneEntry_fetchesTheTailAndOneBlock_notTheObject() {
+        List<StreamEntry> written = entries(20_000, 600, 2);
+        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(64 * 1024).encode(STREAM, ReadView.COMMITTED,
+                written);
+        Stored stored = new Stored(encoded.bytes());
+        StreamObjectReader reader = open(stored, encoded.checksum(), new BlockCache(1 << 20));
+        assertThat(stored.reads).hasValue(1);
+        StreamEntry middle = written.get(10_000);
+        assertThat(await(reader.read(middle.range().start(), 1, Long.MAX_VALUE)).get(0).payload())
+                .isEqualTo(middle.payload());
+        assertThat(stored.reads).hasValue(2);
+        // the 64 KiB tail, then one block of at most 64 KiB: about a tenth of this object
+        assertThat(stored.bytesRead.get()).isLessThanOrEqualTo(2L * 64 * 1024)
+                .isLessThan(encoded.bytes().length / 10);
+    }
+
+    @Test
+    void sequentialReads_fetchEachBlockOnce() {
+        List<StreamEntry> written = entries(2_000, 300, 3);
+        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(2048).encode(STREAM, ReadView.COMMITTED, written);
+        Stored stored = new Stored(encoded.bytes());
+        BlockCache cache = new BlockCache(1 << 20);
+        StreamObjectReader reader = open(stored, encoded.checksum(), cache);
+        long offset = 100;
+        int got = 0;
+        while (offset < encoded.range().end()) {
+            List<StreamEntry> batch = await(reader.read(offset, 7, Long.MAX_VALUE));
+            got += batch.size();
+            offset = batch.get(batch.size() - 1).range().end();
+        }
+        assertThat(got).isEqualTo(2_000);
+        assertThat(stored.reads).hasValue(1 + encoded.blocks());
+        assertThat(cache.misses()).isEqualTo(encoded.blocks());
+    }
+
+    @Test
+    void largeIndex_beyondTheTailRead_isFetchedWithOneMoreRead() {
+        List<StreamEntry> written = entries(5_000, 10, 4);
+        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1).encode(STREAM, ReadView.TOPIC_COMPACTED,
+                written);
+        assertThat(encoded.blocks()).isEqualTo(5_000); // an index of 140 KB, beyond the 64 KiB tail read
+        Stored stored = new Stored(encoded.bytes());
+        StreamObjectReader reader = open(stored, encoded.checksum(), new BlockCache(0));
+        assertThat(stored.reads).hasValue(2);
+        assertThat(reader.view()).isEqualTo(ReadView.TOPIC_COMPACTED);
+        StreamEntry last = written.get(4_999);
+        assertThat(await(reader.read(last.range().end() - 1, 5, Long.MAX_VALUE))).singleElement()
+                .satisfies(e -> assertThat(e.payload()).isEqualTo(last.payload()));
+    }
+
+    @Test
+    void maxBytes_limitsEntriesBeyondTheFirst() {
+        List<StreamEntry> written = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            written.add(new StreamEntry(new OffsetRange(i, i + 1), new byte[100]));
+        }
+        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(250).encode(STREAM, ReadView.COMMITTED, written);
+        StreamObjectReader reader = open(new Stored(encoded.bytes()), encoded.checksum(), new BlockCache(1 << 20));
+        assertThat(await(reader.read(0, 10, 0))).hasSize(1);
+        assertThat(await(reader.read(2, 10, 350))).extracting(e -> e.range().start()).containsExactly(2L, 3L, 4L);
+    }
+
+    @Test
+    void flippedByteInABlock_failsThatBlockOnly() {
+        List<StreamEntry> written = entries(500, 200, 5);
+        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1024).encode(STREAM, ReadView.COMMITTED, written);
+        byte[] bytes = encoded.bytes().clone();
+        bytes[StreamObjectFormat.HEADER_BYTES + 12] ^= 1; // inside the first block
+        StreamObjectReader reader = open(new Stored(bytes), encoded.checksum(), new BlockCache(1 << 20));
+        assertCorrupt(() -> await(reader.read(100, 1, Long.MAX_VALUE)), "block CRC-32C mismatch");
+        StreamEntry last = written.get(499);
+        assertThat(await(reader.read(last.range().start(), 1, Long.MAX_VALUE)).get(0).payload())
+                .isEqualTo(last.payload());
+    }
+
+    @Test
+    void flippedByteInTheIndex_orAnotherChecksum_failsTheOpen() {
+        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1024).encode(STREAM, ReadView.COMMITTED,
+                entries(100, 100, 6));
+        byte[] bytes = encoded.bytes().clone();
+        bytes[bytes.length - StreamObjectFormat.FOOTER_BYTES - 5] ^= 1; // last index entry
+        assertCorrupt(() -> open(new Stored(bytes), encoded.checksum(), new BlockCache(0)), "index CRC-32C mismatch");
+        Checksum other = Checksum.crc32c(encoded.checksum().value() ^ 1);
+        assertCorrupt(() -> open(new Stored(encoded.bytes()), other, new BlockCache(0)),
+                "index checksum is not the published one");
+    }
+
+    @Test
+    void truncatedOrForeignObject_failsTheOpen() {
+        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1024).encode(STREAM, ReadView.COMMITTED,
+                entries(100, 100, 7));
+        byte[] truncated = Arrays.copyOf(encoded.bytes(), encoded.bytes().length - 3);
+        assertCorrupt(() -> open(new Stored(truncated), encoded.checksum(), new BlockCache(0)),
+                "no stream object footer");
+        byte[] foreign = new byte[4096];
+        assertCorrupt(() -> open(new Stored(foreign), encoded.checksum(), new BlockCache(0)),
+                "no stream object footer");
+        assertCorrupt(() -> open(new Stored(new byte[10]), encoded.checksum(), new BlockCache(0)), "object too small");
+    }
+
+    @Test
+    void readOutsideTheObject_isRefused() {
+        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1024).encode(STREAM, ReadView.COMMITTED,
+                entries(10, 10, 8));
+        StreamObjectReader reader = open(new Stored(encoded.bytes()), encoded.checksum(), new BlockCache(0));
+        assertThatThrownBy(() -> await(reader.read(99, 1, 10))).hasCauseInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("offset 99 is not in stream object obj");
+        assertThatThrownBy(() -> await(reader.read(encoded.range().end(), 1, 10)))
+                .hasCauseInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void encode_refusesAGapOrNoEntries() {
+        StreamObjectWriter writer = new StreamObjectWriter(1024);
+        List<StreamEntry> gap = List.of(new StreamEntry(new OffsetRange(0, 1), new byte[1]),
+                new StreamEntry(new OffsetRange(2, 3), new byte[1]));
+        assertThatThrownBy(() -> writer.encode(STREAM, ReadView.COMMITTED, gap))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("entry 1 starts at 2, expected 1");
+        assertThatThrownBy(() -> writer.encode(STREAM, ReadView.COMMITTED, List.of()))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new StreamObjectWriter(0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void blockCache_evictsLeastRecentlyUsedBeyondItsBytes() {
+        BlockCache cache = new BlockCache(300);
+        List<StreamEntry> e = List.of(new StreamEntry(new OffsetRange(0, 1), new byte[1]));
+        cache.put("a", 0, e, 100);
+        cache.put("a", 1, e, 100);
+        cache.put("a", 2, e, 100);
+        assertThat(cache.get("a", 0)).isNotNull(); // now most recently used
+        cache.put("b", 0, e, 150);
+        assertThat(cache.get("a", 1)).isNull();
+        assertThat(cache.get("a", 2)).isNull();
+        assertThat(cache.get("a", 0)).isNotNull();
+        assertThat(cache.bytes()).isEqualTo(250);
+        cache.put("c", 0, e, 301); // larger than the cache: not kept
+        assertThat(cache.get("c", 0)).isNull();
+    }
+}
