@@ -12,6 +12,7 @@ import io.nereus.stream.StreamStorage;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.apache.bookkeeper.client.BookKeeper;
 
 /**
@@ -39,9 +40,12 @@ public final class EngineFixture implements AutoCloseable {
         return s;
     }
 
+    /** Closes the storage instances (each seals its last slice and releases its lease), then the metadata. */
     @Override
     public void close() {
-        storages.forEach(StreamStorage::close);
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        storages.forEach(s -> closing.add(s.closeAsync()));
+        await(CompletableFuture.allOf(closing.toArray(new CompletableFuture<?>[0])));
         fdb.close();
     }
 }

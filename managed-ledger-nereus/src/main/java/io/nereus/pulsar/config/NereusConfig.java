@@ -101,7 +101,8 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
         try {
             WalConfig wal = new WalConfig(flushBytes.value(), Duration.of(flushDelayMicros, ChronoUnit.MICROS),
                     maxBatchBytes.value(), maxInFlight, sliceMaxBytes, Duration.ofSeconds(sliceMaxAgeSeconds),
-                    ensemble.value(), write.value(), ack.value(), new byte[0], commitMaxBatches, commitMaxAppends);
+                    ensemble.value(), write.value(), ack.value(), new byte[0], commitMaxBatches, commitMaxAppends,
+                    WalConfig.defaults().writerLease(), WalConfig.defaults().recoveryInterval());
             storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches);
         } catch (IllegalArgumentException e) {
             // The per-key checks above cover WalConfig's and StorageConfig's; this reports a future rule they miss.
