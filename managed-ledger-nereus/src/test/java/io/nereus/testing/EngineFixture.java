@@ -35,7 +35,12 @@ public final class EngineFixture implements AutoCloseable {
 
     /** A storage instance writing as {@code writerId}, closed with the fixture. */
     public StreamStorage storage(String writerId, StorageConfig config) {
-        StreamStorage s = StreamStorage.create(config, bk, metadata, writerId, Clock.systemUTC());
+        return storage(writerId, config, Clock.systemUTC());
+    }
+
+    /** A storage instance writing as {@code writerId} and reading time from {@code clock}, closed with the fixture. */
+    public StreamStorage storage(String writerId, StorageConfig config, Clock clock) {
+        StreamStorage s = StreamStorage.create(config, bk, metadata, writerId, clock);
         storages.add(s);
         return s;
     }
