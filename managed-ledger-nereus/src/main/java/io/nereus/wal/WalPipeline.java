@@ -49,7 +49,6 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
     private final ArrayDeque<Barrier> barriers = new ArrayDeque<>();
     private boolean closed;
     private boolean releasingLease;
-    private boolean terminated;
 
     private record Barrier(long sequence, CompletableFuture<Void> done) {
     }
@@ -272,16 +271,11 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
 
     /** Once closed and idle: releases the lease, then ends the owner thread. */
     private void terminateIfIdle() {
-        if (!closed || terminated || !uncommitted.isEmpty() || committing || inFlight > 0 || !slices.idle()) {
+        if (!closed || releasingLease || !uncommitted.isEmpty() || committing || inFlight > 0 || !slices.idle()) {
             return;
         }
-        if (!releasingLease) {
-            releasingLease = true;
-            lease.release().whenComplete((ignored, error) -> {
-                terminated = true;
-                terminate.run();
-            });
-        }
+        releasingLease = true;
+        lease.release().whenComplete((ignored, error) -> terminate.run());
     }
 
     /** Runs {@code task} on the owner thread; called from BookKeeper, timer and metadata threads. */
