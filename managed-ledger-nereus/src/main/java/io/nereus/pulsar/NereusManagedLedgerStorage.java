@@ -41,7 +41,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Lifecycle: the broker calls {@link #initialize} once at start (invalid {@code nereus*} settings stop the broker
  * with a message naming the key) and {@link #close} at shutdown, possibly while topic closes are still in flight:
- * close waits a bounded time for the ledgers, then releases the engine, the metadata store and BookKeeper.
+ * close waits a bounded time for the ledgers, then for the engine (its WAL seals its last slice and releases its
+ * lease), then releases the metadata store and BookKeeper.
  */
 public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
     public static final String NEREUS = "nereus";
@@ -127,7 +128,13 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             }
         }
         if (streams != null) {
-            streams.close();
+            try {
+                // the WAL seals its last slice and releases its lease before the metadata store closes
+                streams.closeAsync().get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                LOG.warn("Nereus WAL did not close cleanly; slice recovery of another broker seals what it left open",
+                        e);
+            }
         }
         if (ledgerExecutor != null) {
             ledgerExecutor.shutdown();

@@ -9,6 +9,7 @@ import io.nereus.generation.WalTargetReader;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.wal.WalReader;
+import io.nereus.wal.WalSliceRecovery;
 import io.nereus.wal.WalWriter;
 import java.time.Clock;
 import java.time.Duration;
@@ -47,7 +48,7 @@ public final class StreamStorage implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.writer = new WalWriter(bk, metadata.streams(), config.wal(), writerId, scheduler, clock);
+        this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, scheduler, clock);
         this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches());
         this.tail = new TailCache(config.tailCacheBytes());
         this.resolver = new GenerationResolver(metadata.index(), new WalTargetReader(reader), repair.apply(reader),
@@ -115,12 +116,31 @@ public final class StreamStorage implements AutoCloseable {
         return tail.stats();
     }
 
-    /** Stops appends (pending ones fail CLOSED) and timers; the BookKeeper client and metadata stay open. */
+    /**
+     * Runs WAL slice recovery now (it also runs periodically): seals the slices of writers that are gone
+     * ({@link io.nereus.wal.WalSliceRecovery}).
+     */
+    public CompletableFuture<WalSliceRecovery.Report> recoverAbandonedSlices() {
+        return writer.recoverAbandonedSlices();
+    }
+
+    /**
+     * Stops appends (pending ones fail CLOSED) and timers; the BookKeeper client and metadata stay open. Does not
+     * wait for the WAL writer to seal its last slice and release its lease: see {@link #closeAsync}.
+     */
     @Override
     public void close() {
+        closeAsync();
+    }
+
+    /**
+     * {@link #close}s this instance; the future completes once the WAL writer has finished its batches, sealed its
+     * slices and released its lease (see {@link WalWriter#closeAsync}), and the timers are stopped. Never fails.
+     */
+    public CompletableFuture<Void> closeAsync() {
         closed = true;
-        writer.close();
+        CompletableFuture<Void> writerDone = writer.closeAsync();
         reader.close();
-        scheduler.shutdownNow();
+        return writerDone.whenComplete((ignored, error) -> scheduler.shutdownNow());
     }
 }

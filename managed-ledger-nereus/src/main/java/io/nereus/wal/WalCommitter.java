@@ -98,6 +98,9 @@ final class WalCommitter {
                 }
                 return CompletableFuture.<Void>completedFuture(null);
             }
+            if (result instanceof CommitResult.SliceNotOpen n) {
+                return withoutSlice(sections, appends, n);
+            }
             StreamId refused;
             AppendOutcome outcome;
             if (result instanceof CommitResult.Rejected r) {
@@ -119,6 +122,33 @@ final class WalCommitter {
             }
             return commitLoop(rest, restAppends);
         }).thenCompose(f -> f);
+    }
+
+    /**
+     * Recommits without the appends into slice {@code n.sliceId()}, which is no longer OPEN (slice recovery sealed it
+     * after judging this writer gone), and without the later appends of their streams, which cannot chain without
+     * them; those fail RETRIABLE_COMMIT_FAILED naming the slice and its state.
+     */
+    private CompletableFuture<Void> withoutSlice(List<PendingSection> sections, List<StreamAppend> appends,
+            CommitResult.SliceNotOpen n) {
+        LOG.warn("WAL batch commit refused, its slice is not open: slice={} state={}", n.sliceId(),
+                n.state().map(Enum::name).orElse("unregistered"));
+        Set<StreamId> dropped = new HashSet<>();
+        List<PendingSection> rest = new ArrayList<>();
+        List<StreamAppend> restAppends = new ArrayList<>();
+        for (int i = 0; i < sections.size(); i++) {
+            StreamAppend a = appends.get(i);
+            if (a.target().sliceId() == n.sliceId() || dropped.contains(a.stream())) {
+                dropped.add(a.stream());
+                sections.get(i).fail(new NereusException(ErrorCode.RETRIABLE_COMMIT_FAILED, ErrorContext.of(
+                        "stream", a.stream(), "slice", n.sliceId(), "sliceState",
+                        n.state().map(Enum::name).orElse("unregistered"))));
+            } else {
+                rest.add(sections.get(i));
+                restAppends.add(a);
+            }
+        }
+        return commitLoop(rest, restAppends);
     }
 
     /**

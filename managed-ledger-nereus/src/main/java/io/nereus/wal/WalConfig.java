@@ -22,6 +22,10 @@ import java.util.Objects;
  *                             at most ({@code 1..16384}); each costs a few hundred bytes of reads and
  *                             mutations, so the default keeps a transaction near 1 MB, well inside
  *                             FoundationDB's 10 MB. A single batch is always committed, even when larger.
+ * @param writerLease         how long the writer may go without renewing its lease before other storage instances
+ *                            may recover (fence and seal) its open slices; renewed every third of it; at least 3 ms
+ * @param recoveryInterval    how often this instance looks for slices abandoned by writers that are gone (and
+ *                            recovers them); {@code > 0}
  */
 public record WalConfig(
         int flushBytes,
@@ -35,16 +39,22 @@ public record WalConfig(
         int ackQuorum,
         byte[] password,
         int maxCoalescedBatches,
-        int maxCoalescedAppends) {
+        int maxCoalescedAppends,
+        Duration writerLease,
+        Duration recoveryInterval) {
 
     /** Upper bounds of the coalescing settings, keeping a commit transaction far below 10 MB and 5 s. */
     public static final int MAX_COALESCED_BATCHES_LIMIT = 64;
     public static final int MAX_COALESCED_APPENDS_LIMIT = 16_384;
+    /** The shortest writer lease: renewed every third of it, in whole milliseconds. */
+    public static final Duration MIN_WRITER_LEASE = Duration.ofMillis(3);
 
     public WalConfig {
         Objects.requireNonNull(flushDelay, "flushDelay");
         Objects.requireNonNull(sliceMaxAge, "sliceMaxAge");
         Objects.requireNonNull(password, "password");
+        Objects.requireNonNull(writerLease, "writerLease");
+        Objects.requireNonNull(recoveryInterval, "recoveryInterval");
         password = password.clone();
         positive(flushBytes, "flushBytes");
         positive(maxBatchBytes, "maxBatchBytes");
@@ -64,6 +74,12 @@ public record WalConfig(
             throw new IllegalArgumentException("maxCoalescedAppends must be in 1.." + MAX_COALESCED_APPENDS_LIMIT
                     + ": " + maxCoalescedAppends);
         }
+        if (writerLease.compareTo(MIN_WRITER_LEASE) < 0) {
+            throw new IllegalArgumentException("writerLease must be at least " + MIN_WRITER_LEASE + ": " + writerLease);
+        }
+        if (recoveryInterval.isNegative() || recoveryInterval.isZero()) {
+            throw new IllegalArgumentException("recoveryInterval must be > 0: " + recoveryInterval);
+        }
         if (!(ensembleSize >= writeQuorum && writeQuorum >= ackQuorum && ackQuorum >= 1)) {
             throw new IllegalArgumentException("need ensembleSize >= writeQuorum >= ackQuorum >= 1: "
                     + ensembleSize + "/" + writeQuorum + "/" + ackQuorum);
@@ -72,31 +88,44 @@ public record WalConfig(
 
     /**
      * Defaults: 256 KiB or 2 ms per batch, 4 MiB batches, 8 in flight, 1 GiB or 1 h slices, quorums 2/2/2, up to
-     * 8 batches and 4,096 stream appends per metadata commit.
+     * 8 batches and 4,096 stream appends per metadata commit, a 30 s writer lease, recovery every 10 s.
      */
     public static WalConfig defaults() {
         return new WalConfig(256 * 1024, Duration.ofMillis(2), 4 * 1024 * 1024, 8, 1L << 30, Duration.ofHours(1),
-                2, 2, 2, new byte[0], 8, 4096);
+                2, 2, 2, new byte[0], 8, 4096, Duration.ofSeconds(30), Duration.ofSeconds(10));
+    }
+
+    /** How often the writer renews its lease: a third of {@link #writerLease}. */
+    public Duration leaseRenewal() {
+        return Duration.ofMillis(writerLease.toMillis() / 3);
     }
 
     public WalConfig withQuorums(int ensemble, int write, int ack) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
-                ensemble, write, ack, password, maxCoalescedBatches, maxCoalescedAppends);
+                ensemble, write, ack, password, maxCoalescedBatches, maxCoalescedAppends,
+                writerLease, recoveryInterval);
     }
 
     public WalConfig withSlice(long maxBytes, Duration maxAge) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, maxBytes, maxAge,
-                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends);
+                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,
+                writerLease, recoveryInterval);
     }
 
     public WalConfig withFlush(int bytes, Duration delay) {
         return new WalConfig(bytes, delay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
-                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends);
+                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,
+                writerLease, recoveryInterval);
     }
 
     public WalConfig withCoalescing(int maxBatches, int maxAppends) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
-                ensembleSize, writeQuorum, ackQuorum, password, maxBatches, maxAppends);
+                ensembleSize, writeQuorum, ackQuorum, password, maxBatches, maxAppends, writerLease, recoveryInterval);
+    }
+
+    public WalConfig withRecovery(Duration lease, Duration interval) {
+        return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
+                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends, lease, interval);
     }
 
     private static void positive(long v, String name) {

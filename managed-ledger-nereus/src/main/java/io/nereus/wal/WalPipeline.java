@@ -1,26 +1,23 @@
 package io.nereus.wal;
 
 import io.nereus.error.ErrorCode;
-import java.nio.charset.StandardCharsets;
+import io.nereus.metadata.WalSliceStore;
 import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The state of a {@link WalWriter} after the open batch: cut batches waiting for BookKeeper ({@code ready}) or
- * for their commit ({@code uncommitted}), the current slice, the in-flight count, and the callers waiting for a
- * barrier.
+ * for their commit ({@code uncommitted}), the slices ({@link WalSlices}: created, registered, written, sealed) and
+ * the writer's lease, the in-flight count, and the callers waiting for a barrier.
  *
  * <p>Confined to the writer's owner thread: every method runs there, called by the writer's tasks. It takes the
  * batches appenders cut from the {@link OpenBatch} in sequence order, computes each section's CRC32C once
@@ -28,49 +25,66 @@ import org.slf4j.LoggerFactory;
  * BookKeeper callbacks and commit completions hand their event back to the owner through {@code owner}. No lock
  * is held here except the open batch's, briefly, to take cut batches or to cut on the flush delay.
  */
-final class WalPipeline {
+final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWriter {
     /** Logs under the writer's name, which operators already configure. */
     private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);
 
-    private final BookKeeper bk;
     private final WalConfig config;
     private final String writerId;
-    private final Clock clock;
     private final OpenBatch openBatch;
     private final Executor owner;
     private final Runnable terminate;
     private final WalCommitter committer;
+    private final WriterLease lease;
+    private final WalSlices slices;
 
     /** Sealed batches not yet written to BookKeeper, in sequence order. */
     private final ArrayDeque<SealedBatch> ready = new ArrayDeque<>();
     /** Sealed batches not yet taken by a commit, in sequence order. */
     private final ArrayDeque<SealedBatch> uncommitted = new ArrayDeque<>();
     private int inFlight;
-    private Slice slice;
-    private boolean creatingSlice;
     private boolean committing;
     /** Every batch with a lower sequence number has finished its commit (successfully or not). */
     private long finishedBelow;
     private final ArrayDeque<Barrier> barriers = new ArrayDeque<>();
     private boolean closed;
+    private boolean releasingLease;
 
     private record Barrier(long sequence, CompletableFuture<Void> done) {
     }
 
     /**
      * {@code owner} runs a task on the owner thread (throwing {@link RejectedExecutionException} once it ended);
-     * {@code terminate} ends the owner thread, called once the pipeline is closed and idle.
+     * {@code terminate} ends the owner thread, called once the pipeline is closed and idle: every slice sealed (or
+     * left to recovery) and the lease released.
      */
-    WalPipeline(BookKeeper bk, WalCommitter committer, WalConfig config, String writerId, Clock clock,
-            OpenBatch openBatch, Executor owner, Runnable terminate) {
-        this.bk = bk;
+    WalPipeline(BookKeeper bk, WalCommitter committer, WalSliceStore sliceStore, WalConfig config, String writerId,
+            Clock clock, OpenBatch openBatch, Executor owner, Runnable terminate) {
         this.committer = committer;
         this.config = config;
         this.writerId = writerId;
-        this.clock = clock;
         this.openBatch = openBatch;
         this.owner = owner;
         this.terminate = terminate;
+        this.lease = new WriterLease(sliceStore, writerId, config.writerLease(), this::onOwner);
+        this.slices = new WalSlices(bk, sliceStore, lease, config, writerId, clock, this::onOwner, this);
+    }
+
+    /** Whether this writer holds slice {@code sliceId} (see {@link WalSlices#holds}); any thread. */
+    @Override
+    public boolean holds(long sliceId) {
+        return slices.holds(sliceId);
+    }
+
+    /** The incarnation of the lease held now, 0 when none; any thread. */
+    @Override
+    public long incarnation() {
+        return lease.current();
+    }
+
+    /** Renews the writer's lease (every third of its length), also while closing, until it is released. */
+    void renewLease() {
+        lease.renew();
     }
 
     /** Takes the batches cut from the open batch, in sequence order, and writes what the in-flight limit allows. */
@@ -131,22 +145,20 @@ final class WalPipeline {
     /** Writes ready batches while fewer than the limit are in flight, rolling the slice over when due. */
     private void pump() {
         while (!ready.isEmpty() && inFlight < config.maxInFlightBatches()) {
-            Slice s = slice;
-            if (s != null && (s.broken || s.bytes >= config.sliceMaxBytes()
-                    || !clock.instant().isBefore(s.created.plus(config.sliceMaxAge())))) {
-                retireSlice(s);
+            WalSlices.Slice s = slices.current();
+            if (s != null && slices.due(s)) {
+                slices.retire(s);
                 s = null;
             }
             if (s == null) {
-                createSlice();
+                slices.create();
                 return;
             }
             SealedBatch batch = ready.poll();
-            byte[] data = batch.encode(s.ledger.getId());
-            s.bytes += data.length;
-            s.pending++;
+            byte[] data = batch.encode(s.id());
+            slices.bind(s, data.length);
             inFlight++;
-            Slice target = s;
+            WalSlices.Slice target = s;
             target.ledger.asyncAddEntry(data,
                     (rc, lh, entryId, ctx) -> onOwner(() -> added(target, batch, rc, entryId)), null);
         }
@@ -154,20 +166,14 @@ final class WalPipeline {
     }
 
     private void retireSliceIfClosedAndDrained() {
-        if (closed && ready.isEmpty() && slice != null) {
-            retireSlice(slice);
+        if (closed && ready.isEmpty() && slices.current() != null) {
+            slices.retire(slices.current());
         }
     }
 
-    private void added(Slice s, SealedBatch batch, int rc, long entryId) {
+    private void added(WalSlices.Slice s, SealedBatch batch, int rc, long entryId) {
         inFlight--;
-        s.pending--;
-        if (rc != BKException.Code.OK) {
-            s.broken = true;
-        }
-        if (s.retired && s.pending == 0) {
-            closeSlice(s);
-        }
+        slices.added(s, rc);
         pump();
         if (rc == BKException.Code.OK) {
             batch.written(entryId);
@@ -179,55 +185,27 @@ final class WalPipeline {
         terminateIfIdle();
     }
 
-    private void retireSlice(Slice s) {
-        s.retired = true;
-        slice = null;
-        if (s.pending == 0) {
-            closeSlice(s);
-        }
+    @Override
+    public void sliceReady() {
+        pump();
+        commitNext();
+        terminateIfIdle();
     }
 
-    private void closeSlice(Slice s) {
-        s.ledger.asyncClose((rc, lh, ctx) -> {
-            if (rc != BKException.Code.OK) {
-                LOG.warn("closing a WAL slice failed: slice={} rc={}", lh.getId(), rc);
-            }
-        }, null);
-    }
-
-    private void createSlice() {
-        if (creatingSlice) {
-            return;
-        }
-        creatingSlice = true;
-        Map<String, byte[]> custom = Map.of(
-                WalWriter.LEDGER_METADATA_FORMAT, Short.toString(WalBatchCodec.VERSION).getBytes(StandardCharsets.UTF_8),
-                WalWriter.LEDGER_METADATA_WRITER, writerId.getBytes(StandardCharsets.UTF_8));
-        bk.asyncCreateLedger(config.ensembleSize(), config.writeQuorum(), config.ackQuorum(),
-                BookKeeper.DigestType.CRC32C, config.password(),
-                (rc, lh, ctx) -> onOwner(() -> sliceCreated(rc, lh)), null, custom);
-    }
-
-    private void sliceCreated(int rc, LedgerHandle lh) {
-        List<SealedBatch> failed = new ArrayList<>();
-        creatingSlice = false;
-        if (rc == BKException.Code.OK) {
-            LOG.info("WAL slice opened: slice={} writer={}", lh.getId(), writerId);
-            if (closed && ready.isEmpty()) {
-                lh.asyncClose((r, l, c) -> { }, null);
-            } else {
-                slice = new Slice(lh, clock.instant());
-            }
-        } else {
-            LOG.warn("creating a WAL slice failed: rc={}", rc);
-            failed.addAll(ready);
-            ready.clear();
-        }
+    @Override
+    public void sliceFailed(Throwable error) {
+        List<SealedBatch> failed = new ArrayList<>(ready);
+        ready.clear();
         pump();
         for (SealedBatch b : failed) {
-            b.writeFailed(BKException.create(rc));
+            b.writeFailed(error);
         }
         commitNext();
+        terminateIfIdle();
+    }
+
+    @Override
+    public void sliceSettled() {
         terminateIfIdle();
     }
 
@@ -245,7 +223,7 @@ final class WalPipeline {
             uncommitted.poll();
             if (head.writeError() != null) {
                 head.failAll(ErrorCode.RETRIABLE_WRITE_FAILED, head.writeError());
-                finished(head);
+                finished(List.of(head));
                 continue;
             }
             List<SealedBatch> group = new ArrayList<>();
@@ -267,31 +245,37 @@ final class WalPipeline {
             SealedBatch last = group.get(group.size() - 1);
             CompletableFuture<Void> commit = committer.commit(group);
             if (commit.isDone()) {
-                finished(last);
+                finished(group);
                 continue;
             }
             committing = true;
             commit.whenComplete((ignored, error) -> onOwner(() -> {
                 committing = false;
-                finished(last);
+                finished(group);
                 commitNext();
                 terminateIfIdle();
             }));
         }
     }
 
-    /** {@code batch} and every batch before it have finished their commit. */
-    private void finished(SealedBatch batch) {
-        finishedBelow = batch.sequence + 1;
+    /** The batches of {@code group} (consecutive) and every batch before them have finished their commit. */
+    private void finished(List<SealedBatch> group) {
+        for (SealedBatch b : group) {
+            slices.finished(b.sliceId());
+        }
+        finishedBelow = group.get(group.size() - 1).sequence + 1;
         while (!barriers.isEmpty() && barriers.peek().sequence() <= finishedBelow) {
             barriers.poll().done().complete(null);
         }
     }
 
+    /** Once closed and idle: releases the lease, then ends the owner thread. */
     private void terminateIfIdle() {
-        if (closed && uncommitted.isEmpty() && !committing && !creatingSlice && inFlight == 0) {
-            terminate.run();
+        if (!closed || releasingLease || !uncommitted.isEmpty() || committing || inFlight > 0 || !slices.idle()) {
+            return;
         }
+        releasingLease = true;
+        lease.release().whenComplete((ignored, error) -> terminate.run());
     }
 
     /** Runs {@code task} on the owner thread; called from BookKeeper, timer and metadata threads. */
@@ -303,18 +287,4 @@ final class WalPipeline {
         }
     }
 
-    /** The current or a retired slice; {@code pending}: its batches written but not yet acknowledged. */
-    private static final class Slice {
-        final LedgerHandle ledger;
-        final Instant created;
-        long bytes;
-        int pending;
-        boolean broken;
-        boolean retired;
-
-        Slice(LedgerHandle ledger, Instant created) {
-            this.ledger = ledger;
-            this.created = created;
-        }
-    }
 }

@@ -6,6 +6,7 @@ import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamCommitStore;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
+import io.nereus.metadata.WalSliceStore;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -54,24 +56,44 @@ import org.slf4j.LoggerFactory;
  * (RETRIABLE_COMMIT_FAILED). Callers pass a liveness check with each append; a stream whose earlier append failed
  * answers false, and its later appends are dropped before their commit (RETRIABLE_ABANDONED) so that one stream's
  * failure never fails another stream's commit.
+ *
+ * <p>Slices ({@link WalSlices}), recorded in {@link WalSliceStore}: the writer takes a lease (a new incarnation)
+ * before its first slice and renews it every third of {@link WalConfig#writerLease}; each slice is registered OPEN
+ * under the lease after BookKeeper created its ledger and before any batch is written to it; every commit records
+ * each stream's range in its slice (one write per stream and slice, in the commit's transaction); a retired slice is
+ * sealed once BookKeeper has closed its ledger and all its batches have finished their commit. {@link #close}
+ * seals the last slice, then releases the lease. The writer also runs {@link WalSliceRecovery} at start and every
+ * {@link WalConfig#recoveryInterval}, sealing the slices of writers that are gone; it never touches the slices this
+ * writer holds, nor those of a writer whose lease is renewed.
  */
 public final class WalWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);
     /** Custom ledger metadata naming a Nereus WAL slice and its writer. */
     public static final String LEDGER_METADATA_FORMAT = "nereus-wal-format";
     public static final String LEDGER_METADATA_WRITER = "nereus-wal-writer";
+    /** Custom ledger metadata naming the writer's lease incarnation the slice was created under. */
+    public static final String LEDGER_METADATA_INCARNATION = "nereus-wal-incarnation";
 
     private final WalConfig config;
     private final ScheduledExecutorService scheduler;
     private final OpenBatch openBatch;
     private final ThreadPoolExecutor owner;
-    /** Touched only by tasks on {@link #owner}. */
+    /** Touched only by tasks on {@link #owner}, apart from its thread-safe {@code holds} and {@code incarnation}. */
     private final WalPipeline pipeline;
+    private final WalSliceRecovery recovery;
+    private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+    private final ScheduledFuture<?> renewals;
+    private final ScheduledFuture<?> recoveries;
 
-    public WalWriter(BookKeeper bk, StreamCommitStore streams, WalConfig config, String writerId,
+    /**
+     * A writer appending as {@code writerId}; starts its owner thread, the lease renewal and slice recovery
+     * (first run at once) on {@code scheduler}, which the caller owns.
+     */
+    public WalWriter(BookKeeper bk, StreamCommitStore streams, WalSliceStore slices, WalConfig config, String writerId,
             ScheduledExecutorService scheduler, Clock clock) {
         Objects.requireNonNull(bk, "bk");
         Objects.requireNonNull(streams, "streams");
+        Objects.requireNonNull(slices, "slices");
         this.config = Objects.requireNonNull(config, "config");
         Objects.requireNonNull(writerId, "writerId");
         this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
@@ -82,8 +104,34 @@ public final class WalWriter implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.pipeline = new WalPipeline(bk, new WalCommitter(streams), config, writerId, clock, openBatch,
-                this::submit, owner::shutdown);
+        this.pipeline = new WalPipeline(bk, new WalCommitter(streams), slices, config, writerId, clock, openBatch,
+                this::submit, () -> {
+                    owner.shutdown();
+                    terminated.complete(null);
+                });
+        this.recovery = new WalSliceRecovery(bk, slices, config.password(), clock, pipeline);
+        long renewMillis = Math.max(1, config.leaseRenewal().toMillis());
+        this.renewals = scheduler.scheduleAtFixedRate(() -> {
+            try {
+                submit(pipeline::renewLease);
+            } catch (RejectedExecutionException e) {
+                // the writer has ended
+            }
+        }, renewMillis, renewMillis, TimeUnit.MILLISECONDS);
+        this.recoveries = scheduler.scheduleWithFixedDelay(() -> recoverAbandonedSlices().whenComplete((r, t) -> {
+            if (t != null) {
+                LOG.warn("WAL slice recovery run failed", t);
+            }
+        }), 0, config.recoveryInterval().toNanos(), TimeUnit.NANOSECONDS);
+        terminated.thenRun(() -> renewals.cancel(false));
+    }
+
+    /**
+     * Runs slice recovery now (it also runs every {@link WalConfig#recoveryInterval}): seals the OPEN slices of
+     * writers that are gone (see {@link WalSliceRecovery}).
+     */
+    public CompletableFuture<WalSliceRecovery.Report> recoverAbandonedSlices() {
+        return recovery.runOnce();
     }
 
     /**
@@ -167,9 +215,13 @@ public final class WalWriter implements AutoCloseable {
         return done;
     }
 
-    /** Stops accepting appends; batches already sealed still complete. Slices are closed. */
+    /**
+     * Stops accepting appends and slice recovery; batches already sealed still complete. The last slice is closed
+     * and sealed, then the lease released: see {@link #closeAsync}. Does not wait.
+     */
     @Override
     public void close() {
+        recoveries.cancel(false);
         for (PendingSection s : openBatch.close()) {
             s.fail(new NereusException(ErrorCode.CLOSED, Map.of("stream", s.stream)));
         }
@@ -178,6 +230,25 @@ public final class WalWriter implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             // closed before and every sealed batch has finished
         }
+    }
+
+    /**
+     * {@link #close}s the writer; the future completes once every sealed batch has finished, the slices are sealed
+     * (a slice whose close or seal failed is left to slice recovery) and the lease is released. Never fails.
+     */
+    public CompletableFuture<Void> closeAsync() {
+        close();
+        return terminated.thenApply(ignored -> null);
+    }
+
+    /**
+     * Stops the writer at once, as if its process died: no more BookKeeper or metadata work is started, nothing is
+     * sealed, the lease is neither renewed nor released, and appends in flight may never complete. For fault tests.
+     */
+    void halt() {
+        recoveries.cancel(false);
+        renewals.cancel(false);
+        owner.shutdownNow();
     }
 
     private void scheduleFlush(long number) {

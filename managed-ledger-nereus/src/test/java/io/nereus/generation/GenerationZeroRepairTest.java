@@ -282,6 +282,9 @@ class GenerationZeroRepairTest {
         lh.addEntry(WalBatchCodec.encode(new WalBatch(slice, 0, List.of(failed))));
         long keptEntry = lh.addEntry(WalBatchCodec.encode(new WalBatch(slice, 1, List.of(kept))));
         lh.close();
+        // registered as a slice, as the WAL writer registers each before committing into it
+        long lease = await(metadata.slices().takeLease("forger", Duration.ofSeconds(30)));
+        await(metadata.slices().register(slice, "forger", lease));
         StreamAppend committed = new StreamAppend(id, epoch, kept.range(), new WalTarget(slice, keptEntry, 0),
                 kept.checksum(), 2, kept.payloadBytes());
         assertThat(await(metadata.streams().commit(List.of(committed)))).isInstanceOf(CommitResult.Committed.class);

@@ -231,6 +231,9 @@ class StreamStorageTest {
                 WalSection.of(s.id(), 0, List.of(new AppendEntry(payload("tampered"), 1))))));
         LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
         long entry = lh.addEntry(stored);
+        // registered as a slice, as the WAL writer registers each before committing into it
+        long lease = await(metadata.slices().takeLease("forger", Duration.ofSeconds(30)));
+        await(metadata.slices().register(lh.getId(), "forger", lease));
         CommitResult r = await(metadata.streams().commit(List.of(new StreamAppend(s.id(), epoch, OffsetRange.single(0),
                 new WalTarget(lh.getId(), entry, 0), section.checksum(), 1, 7))));
         assertThat(r).isInstanceOf(CommitResult.Committed.class);

@@ -12,6 +12,7 @@ import io.nereus.stream.StreamStorage;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.apache.bookkeeper.client.BookKeeper;
 
 /**
@@ -34,14 +35,22 @@ public final class EngineFixture implements AutoCloseable {
 
     /** A storage instance writing as {@code writerId}, closed with the fixture. */
     public StreamStorage storage(String writerId, StorageConfig config) {
-        StreamStorage s = StreamStorage.create(config, bk, metadata, writerId, Clock.systemUTC());
+        return storage(writerId, config, Clock.systemUTC());
+    }
+
+    /** A storage instance writing as {@code writerId} and reading time from {@code clock}, closed with the fixture. */
+    public StreamStorage storage(String writerId, StorageConfig config, Clock clock) {
+        StreamStorage s = StreamStorage.create(config, bk, metadata, writerId, clock);
         storages.add(s);
         return s;
     }
 
+    /** Closes the storage instances (each seals its last slice and releases its lease), then the metadata. */
     @Override
     public void close() {
-        storages.forEach(StreamStorage::close);
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        storages.forEach(s -> closing.add(s.closeAsync()));
+        await(CompletableFuture.allOf(closing.toArray(new CompletableFuture<?>[0])));
         fdb.close();
     }
 }

@@ -76,7 +76,8 @@ class WalCommitCoalescingTest {
         metadata = await(MetadataStore.open(fdb, new NereusKeyspace(ROOT), fdb.getExecutor()));
         bk = BK.newClient();
         scheduler = Executors.newSingleThreadScheduledExecutor();
-        writer = new WalWriter(bk, writerMetadata.streams(), WAL, "broker-a", scheduler, Clock.systemUTC());
+        writer = new WalWriter(bk, writerMetadata.streams(), metadata.slices(), WAL, "broker-a", scheduler,
+                Clock.systemUTC());
         readers = StreamStorage.create(StorageConfig.defaults().withWal(WAL), bk, metadata, "reader",
                 Clock.systemUTC());
     }

@@ -23,6 +23,22 @@ class WalConfigTest {
     }
 
     @Test
+    void recovery_defaultsAndBounds() {
+        WalConfig d = WalConfig.defaults();
+        assertThat(d.writerLease()).isEqualTo(java.time.Duration.ofSeconds(30));
+        assertThat(d.leaseRenewal()).isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThat(d.recoveryInterval()).isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThatThrownBy(() -> d.withRecovery(java.time.Duration.ofMillis(2), java.time.Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("writerLease");
+        assertThatThrownBy(() -> d.withRecovery(java.time.Duration.ofSeconds(1), java.time.Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("recoveryInterval");
+        WalConfig c = d.withRecovery(java.time.Duration.ofMillis(3), java.time.Duration.ofMillis(1))
+                .withCoalescing(3, 100).withQuorums(1, 1, 1);
+        assertThat(c.leaseRenewal()).isEqualTo(java.time.Duration.ofMillis(1));
+        assertThat(c.recoveryInterval()).as("kept by the other withers").isEqualTo(java.time.Duration.ofMillis(1));
+    }
+
+    @Test
     void otherWithers_keepCoalescing() {
         WalConfig c = WalConfig.defaults().withCoalescing(3, 100).withQuorums(1, 1, 1)
                 .withFlush(1024, java.time.Duration.ZERO).withSlice(1 << 20, java.time.Duration.ofMinutes(1));

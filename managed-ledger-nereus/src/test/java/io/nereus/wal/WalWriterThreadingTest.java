@@ -73,7 +73,8 @@ class WalWriterThreadingTest {
     @Test
     void appendsFromFourThreads_allCommitted_eachStreamInOffsetOrder_batchesStoredInSequenceOrder()
             throws Exception {
-        WalWriter writer = new WalWriter(bk, metadata.streams(), WAL, "threading-order", scheduler, Clock.systemUTC());
+        WalWriter writer = new WalWriter(bk, metadata.streams(), metadata.slices(), WAL, "threading-order", scheduler,
+                Clock.systemUTC());
         int threads = 4;
         int streamsPerThread = 2;
         int appendsPerStream = 150;
@@ -150,8 +151,8 @@ class WalWriterThreadingTest {
     @Test
     void close_openAppendsFailClosed_writtenOnesCommit_ownerThreadEnds() throws Exception {
         String writerId = "threading-close";
-        WalWriter writer = new WalWriter(bk, metadata.streams(), WAL.withFlush(1024, Duration.ofSeconds(20)), writerId,
-                scheduler, Clock.systemUTC());
+        WalWriter writer = new WalWriter(bk, metadata.streams(), metadata.slices(),
+                WAL.withFlush(1024, Duration.ofSeconds(20)), writerId, scheduler, Clock.systemUTC());
         StreamId id = await(metadata.catalog().openStream("closing")).streamId();
         long epoch = await(metadata.streams().acquireWriter(id, writerId)).writerEpoch();
         // the slice exists before the close: the next batch is written at once, not after a slice creation
@@ -180,8 +181,8 @@ class WalWriterThreadingTest {
     @Test
     void close_whileTheSliceIsBeingCreated_sealedBatchCommits_ownerThreadEnds() throws Exception {
         String writerId = "threading-close-early";
-        WalWriter writer = new WalWriter(bk, metadata.streams(), WAL.withFlush(1024, Duration.ofSeconds(20)), writerId,
-                scheduler, Clock.systemUTC());
+        WalWriter writer = new WalWriter(bk, metadata.streams(), metadata.slices(),
+                WAL.withFlush(1024, Duration.ofSeconds(20)), writerId, scheduler, Clock.systemUTC());
         StreamId id = await(metadata.catalog().openStream("closing-early")).streamId();
         long epoch = await(metadata.streams().acquireWriter(id, writerId)).writerEpoch();
         CompletableFuture<StreamHead> sealed = writer.append(id, epoch, 0, List.of(new AppendEntry(new byte[2048], 1)),

@@ -2,6 +2,7 @@ package io.nereus.metadata;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /** The result of committing one or more consecutive WAL batches of many streams in one transaction. */
 public sealed interface CommitResult {
@@ -23,5 +24,16 @@ public sealed interface CommitResult {
 
     /** Nothing was committed because {@code stream} has no head. */
     record UnknownStream(StreamId stream) implements CommitResult {
+    }
+
+    /**
+     * Nothing was committed because an append to apply lies in WAL slice {@code sliceId}, which is not OPEN:
+     * {@code state} is its state, empty when the slice was never registered (or is gone). A slice is sealed once
+     * its ledger is closed, so its batches that had not committed by then never will.
+     */
+    record SliceNotOpen(long sliceId, Optional<WalSliceState> state) implements CommitResult {
+        public SliceNotOpen {
+            Objects.requireNonNull(state, "state");
+        }
     }
 }

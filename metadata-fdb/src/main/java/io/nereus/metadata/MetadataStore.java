@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@link #streams()}: heads, writer acquisition and fencing, WAL batch commits, intents, seal, trim;</li>
  *   <li>{@link #index()}: the generation index: lookup, generation-0 repair, publication, quarantine,
  *       retirement and the garbage collector's steps;</li>
- *   <li>{@link #cursors()}: cursor state and managed-ledger properties.</li>
+ *   <li>{@link #cursors()}: cursor state and managed-ledger properties;</li>
+ *   <li>{@link #slices()}: WAL slices (state, writer, per-stream ranges) and the WAL writers' leases.</li>
  * </ul>
  * A store is only reachable through an opened {@code MetadataStore}, so nothing reads or writes a root whose
  * layout this build does not know. Thread-safe; the stores follow the rules documented on
@@ -42,6 +43,7 @@ public final class MetadataStore implements AutoCloseable {
     private final StreamCommitStore streams;
     private final GenerationIndexStore index;
     private final CursorStore cursors;
+    private final WalSliceStore slices;
 
     private MetadataStore(TransactionRunner tx, NereusKeyspace ks, Optional<Database> owned) {
         this.owned = owned;
@@ -51,6 +53,7 @@ public final class MetadataStore implements AutoCloseable {
         this.streams = new StreamCommitStore(tx, ks, records);
         this.index = new GenerationIndexStore(tx, ks, records);
         this.cursors = new CursorStore(tx, ks);
+        this.slices = new WalSliceStore(tx, ks);
     }
 
     /**
@@ -138,6 +141,11 @@ public final class MetadataStore implements AutoCloseable {
     /** Cursor state and managed-ledger properties. */
     public CursorStore cursors() {
         return cursors;
+    }
+
+    /** WAL slices and WAL writer leases. */
+    public WalSliceStore slices() {
+        return slices;
     }
 
     /** Closes the database if this store opened it; otherwise does nothing. Idempotent. */

@@ -31,6 +31,8 @@ import java.util.Objects;
  * (WAL=3, sliceId, sid)                                   OffsetRangeCodec   range of sid in the slice
  * (COUNTER=4, name)                                       CounterCodec
  * (META=5, "format")                                      FormatVersion
+ * (WAL_LEASE=6, incarnation)                              WalWriterLeaseCodec  a live WAL writer's lease
+ * (WAL_STATE=7, stateCode, sliceId)                       WalSliceCodec      slices by state (a copy of the slice)
  * </pre>
  *
  * <p>Index keys sort by view, end offset, generation. The records that may cover offset {@code o} in view
@@ -46,6 +48,8 @@ public final class NereusKeyspace {
     public static final int WAL = 3;
     public static final int COUNTER = 4;
     public static final int META = 5;
+    public static final int WAL_LEASE = 6;
+    public static final int WAL_STATE = 7;
 
     public static final int HEAD = 1;
     public static final int INDEX = 2;
@@ -61,6 +65,8 @@ public final class NereusKeyspace {
     public static final String STREAM_ID_COUNTER = "streamId";
     /** Counter allocating virtual ledger ids. */
     public static final String VIRTUAL_LEDGER_ID_COUNTER = "virtualLedgerId";
+    /** Counter allocating WAL writer incarnations (one per lease a writer takes). */
+    public static final String WAL_INCARNATION_COUNTER = "walIncarnation";
 
     /** The chunk index of a cursor's header. */
     public static final int CURSOR_HEADER_CHUNK = 0;
@@ -259,6 +265,54 @@ public final class NereusKeyspace {
         return root.range(Tuple.from(WAL));
     }
 
+    /** The lease of WAL writer incarnation {@code incarnation}. */
+    public byte[] walLeaseKey(long incarnation) {
+        requirePositive(incarnation, "WAL writer incarnation");
+        return root.pack(Tuple.from(WAL_LEASE, incarnation));
+    }
+
+    public long unpackWalLeaseKey(byte[] key) {
+        Tuple t = unpack(key, "WAL lease", 2);
+        expectTag(t, 0, WAL_LEASE, "WAL lease", key);
+        return positive(t, 1, key, "WAL lease", "incarnation");
+    }
+
+    /** Every WAL writer lease, by incarnation. */
+    public Range walLeaseRange() {
+        return root.range(Tuple.from(WAL_LEASE));
+    }
+
+    /** The entry of slice {@code sliceId} in the by-state listing of {@code state}. */
+    public byte[] walStateKey(WalSliceState state, long sliceId) {
+        requireNonNegative(sliceId, "WAL slice id");
+        return root.pack(Tuple.from(WAL_STATE, state.code(), sliceId));
+    }
+
+    public WalStateKey unpackWalStateKey(byte[] key) {
+        Tuple t = unpack(key, "WAL state", 3);
+        expectTag(t, 0, WAL_STATE, "WAL state", key);
+        long code = integer(t, 1, key, "WAL state", "state");
+        WalSliceState state;
+        try {
+            state = WalSliceState.fromCode(Math.toIntExact(code));
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw formatError(e, "WAL state", "unknown WAL slice state code", "code", code, "tuple", t);
+        }
+        return new WalStateKey(state, nonNegative(t, 2, key, "WAL state", "slice id"));
+    }
+
+    /** The by-state listing of {@code state}, by slice id. */
+    public Range walStateRange(WalSliceState state) {
+        return root.range(Tuple.from(WAL_STATE, state.code()));
+    }
+
+    /** The by-state listing of {@code state} from slice {@code fromSliceId} on. */
+    public Range walStateRange(WalSliceState state, long fromSliceId) {
+        requireNonNegative(fromSliceId, "WAL slice id");
+        Tuple prefix = Tuple.from(WAL_STATE, state.code());
+        return new Range(root.pack(prefix.add(fromSliceId)), root.range(prefix).end);
+    }
+
     // ---- counters and meta ----
 
     public byte[] counterKey(String name) {
@@ -306,6 +360,14 @@ public final class NereusKeyspace {
 
         public boolean isHeader() {
             return chunk == CURSOR_HEADER_CHUNK;
+        }
+    }
+
+    /** Key fields of {@code (WAL_STATE, stateCode, sliceId)}. */
+    public record WalStateKey(WalSliceState state, long walSliceId) {
+        public WalStateKey {
+            Objects.requireNonNull(state, "state");
+            requireNonNegative(walSliceId, "WAL slice id");
         }
     }
 
@@ -412,6 +474,12 @@ public final class NereusKeyspace {
         Objects.requireNonNull(s, what);
         if (s.isEmpty()) {
             throw new IllegalArgumentException(what + " must not be empty");
+        }
+    }
+
+    private static void requirePositive(long v, String what) {
+        if (v <= 0) {
+            throw new IllegalArgumentException(what + " must be > 0: " + v);
         }
     }
 

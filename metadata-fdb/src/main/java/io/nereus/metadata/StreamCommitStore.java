@@ -8,8 +8,10 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
 import io.nereus.metadata.codec.IndexRecordCodec;
+import io.nereus.metadata.codec.OffsetRangeCodec;
 import io.nereus.metadata.codec.StreamHeadCodec;
 import io.nereus.metadata.codec.WalIntentCodec;
+import io.nereus.metadata.codec.WalSliceCodec;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,9 +28,10 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Stream heads and what moves them: writer acquisition (the epoch that fences earlier writers), the commit of
- * acknowledged WAL batches (head, generation-0 records and the stream's INTENT in each slice), seal and trim.
- * Owns {@code (STREAM, sid, HEAD)} and {@code (STREAM, sid, INTENT, slice)}; writes generation-0 index records
- * and, when trimming, moves records below the trim offset to RETIRED.
+ * acknowledged WAL batches (head, generation-0 records, the stream's INTENT in each slice and its range in the
+ * slice), seal and trim. Owns {@code (STREAM, sid, HEAD)} and {@code (STREAM, sid, INTENT, slice)}; writes
+ * generation-0 index records and the per-stream slice ranges {@code (WAL, slice, sid)}, reads the slice records
+ * of {@link WalSliceStore}, and, when trimming, moves records below the trim offset to RETIRED.
  *
  * <p>Each operation is one transaction of the shared {@link TransactionRunner} (trim: a bounded series of
  * them) that reads the head it changes, so a racing commit, fence or trim is a conflict, not an overwrite; a
@@ -100,7 +103,14 @@ public final class StreamCommitStore {
     /**
      * Commits one or more consecutive WAL batches: for every append, checks the writer epoch and that it starts
      * at the stream's committed end, advances the head, writes the generation-0 record and, on the stream's
-     * first append into the slice, its intent; all in one transaction, all or nothing. A stream may have
+     * first append into the slice, its intent; all in one transaction, all or nothing. The slice of every append
+     * must be registered and OPEN ({@link WalSliceStore#register}; refused as {@link CommitResult.SliceNotOpen}
+     * otherwise): its record is read, so a racing seal is a conflict. For every stream and slice the commit
+     * advances, the stream's range in the slice {@code (WAL, slice, sid)} is set to run from the first offset the
+     * stream committed into the slice (its intent's, or this commit's first) to the end of its last append there,
+     * a blind write derived from the intent the transaction reads anyway. Compared with a commit without slice
+     * records this adds one read per distinct slice (usually one per transaction) and one write per stream and
+     * slice advanced; no read per stream. A stream may have
      * several appends (one per coalesced batch), listed in offset order: the first must start at the head's
      * committed end, each next one at the previous one's end, all with the stream's epoch; the head advances
      * through all of them and each writes its own record. A refusal of any append refuses the whole commit
@@ -123,17 +133,21 @@ public final class StreamCommitStore {
     private CompletableFuture<CommitResult> commitBody(Transaction tr, List<StreamAppend> batch) {
         Map<StreamId, CompletableFuture<byte[]>> heads = new LinkedHashMap<>();
         List<CompletableFuture<byte[]>> atEnd = new ArrayList<>();
-        Map<List<Object>, CompletableFuture<byte[]>> intents = new HashMap<>();
+        Map<Slot, CompletableFuture<byte[]>> intents = new HashMap<>();
+        Map<Long, CompletableFuture<byte[]>> slices = new HashMap<>();
         for (StreamAppend a : batch) {
             heads.computeIfAbsent(a.stream(), s -> tr.get(ks.headKey(s)));
             atEnd.add(tr.get(ks.indexKey(IndexKey.of(a.generationZeroRecord()))));
-            intents.computeIfAbsent(intentSlot(a), k -> tr.get(ks.intentKey(a.stream(), a.target().sliceId())));
+            intents.computeIfAbsent(Slot.of(a), k -> tr.get(ks.intentKey(a.stream(), a.target().sliceId())));
+            slices.computeIfAbsent(a.target().sliceId(), id -> tr.get(ks.walSliceKey(id)));
         }
         List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.values());
         all.addAll(atEnd);
         all.addAll(intents.values());
+        all.addAll(slices.values());
         return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
             Map<StreamId, StreamHead> current = new HashMap<>();
+            Map<Long, Optional<WalSliceState>> sliceStates = new HashMap<>();
             List<AppendOutcome> outcomes = new ArrayList<>();
             for (int i = 0; i < batch.size(); i++) {
                 StreamAppend a = batch.get(i);
@@ -152,22 +166,37 @@ public final class StreamCommitStore {
                 if (!o.permitsCommit()) {
                     return new CommitResult.Rejected(a, o);
                 }
+                if (o instanceof AppendOutcome.Apply) {
+                    Optional<WalSliceState> slice = sliceStates.computeIfAbsent(a.target().sliceId(),
+                            id -> Optional.ofNullable(slices.get(id).join()).map(b -> WalSliceCodec.INSTANCE.decode(b).state()));
+                    if (slice.isEmpty() || slice.get() != WalSliceState.OPEN) {
+                        return new CommitResult.SliceNotOpen(a.target().sliceId(), slice);
+                    }
+                }
                 current.put(a.stream(), o instanceof AppendOutcome.Apply apply ? apply.next() : head);
                 outcomes.add(o);
             }
             List<StreamHead> result = new ArrayList<>();
             Set<StreamId> advanced = new HashSet<>();
-            Set<List<Object>> intentWritten = new HashSet<>();
+            Map<Slot, OffsetRange> inSlice = new LinkedHashMap<>();
             for (int i = 0; i < batch.size(); i++) {
                 StreamAppend a = batch.get(i);
                 AppendOutcome o = outcomes.get(i);
                 if (o instanceof AppendOutcome.Apply apply) {
                     advanced.add(a.stream());
                     tr.set(ks.indexKey(IndexKey.of(apply.record())), IndexRecordCodec.INSTANCE.encode(apply.record()));
-                    List<Object> slot = intentSlot(a);
-                    if (intents.get(slot).join() == null && intentWritten.add(slot)) {
-                        tr.set(ks.intentKey(a.stream(), a.target().sliceId()), WalIntentCodec.INSTANCE.encode(a.intent()));
+                    Slot slot = Slot.of(a);
+                    OffsetRange before = inSlice.get(slot);
+                    if (before == null) {
+                        byte[] intent = intents.get(slot).join();
+                        if (intent == null) {
+                            tr.set(ks.intentKey(a.stream(), a.target().sliceId()), WalIntentCodec.INSTANCE.encode(a.intent()));
+                        }
+                        long first = intent == null ? a.range().start()
+                                : Math.min(WalIntentCodec.INSTANCE.decode(intent).firstOffset(), a.range().start());
+                        before = OffsetRange.of(first, first);
                     }
+                    inSlice.put(slot, OffsetRange.of(before.start(), a.range().end()));
                     result.add(apply.next());
                 } else {
                     result.add(((AppendOutcome.AlreadyApplied) o).head());
@@ -176,12 +205,19 @@ public final class StreamCommitStore {
             for (StreamId s : advanced) {
                 tr.set(ks.headKey(s), StreamHeadCodec.INSTANCE.encode(current.get(s)));
             }
+            for (Map.Entry<Slot, OffsetRange> e : inSlice.entrySet()) {
+                tr.set(ks.walStreamKey(e.getKey().sliceId(), e.getKey().stream()),
+                        OffsetRangeCodec.INSTANCE.encode(e.getValue()));
+            }
             return new CommitResult.Committed(result);
         });
     }
 
-    private static List<Object> intentSlot(StreamAppend a) {
-        return List.of(a.stream(), a.target().sliceId());
+    /** A stream in one WAL slice: the key of its intent and of its range in the slice. */
+    private record Slot(StreamId stream, long sliceId) {
+        static Slot of(StreamAppend a) {
+            return new Slot(a.stream(), a.target().sliceId());
+        }
     }
 
     /** The intent of {@code stream} in WAL slice {@code sliceId}, if the stream ever wrote into it. */

@@ -1,13 +1,15 @@
 package io.nereus.metadata;
 
 /**
- * Lifecycle of a WAL slice (one BookKeeper ledger of the multi-stream WAL).
+ * Lifecycle of a WAL slice (one BookKeeper ledger of the multi-stream WAL), recorded by {@link WalSliceStore}.
  *
  * <pre>
- *   OPEN ──roll over──▶ SEALED ──all ranges superseded or trimmed──▶ DELETABLE
+ *   OPEN ──roll over, writer close, or recovery──▶ SEALED ──all ranges superseded or trimmed──▶ DELETABLE
  * </pre>
  *
- * <p>OPEN receives WAL batches. SEALED is closed for writes and may be materialized. DELETABLE means no
+ * <p>OPEN receives WAL batches; only commits into an OPEN slice are accepted. SEALED is closed for writes (its
+ * ledger closed by its writer, or fenced and closed by slice recovery), its per-stream ranges are final, and it
+ * may be materialized. DELETABLE means no
  * COMMITTED record targets it any more; the ledger is deleted after the read grace period and then the
  * slice's keys are removed. Every state may go to itself. {@link #code()} is stored and never changes.
  */

@@ -33,6 +33,7 @@ class GenerationIndexModelTest {
         Random rnd = new Random(seed);
         try (StoreFixture f = new StoreFixture()) {
             MetadataStore store = f.store;
+            f.openSlices(java.util.stream.LongStream.rangeClosed(1, 1 + 2 * STEPS / 20).toArray());
             StreamId s = f.newStream("model");
             long epoch = f.acquire(s);
             long committedEnd = 0;

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.nereus.error.ErrorCode;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -21,6 +22,12 @@ class GenerationIndexStoreTest {
     @AfterEach
     void close() {
         f.close();
+    }
+
+    /** The WAL writer registers a slice before committing into it. */
+    @BeforeEach
+    void openSlices() {
+        f.openSlices(1);
     }
 
     @Test

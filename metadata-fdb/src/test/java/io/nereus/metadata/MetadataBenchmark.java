@@ -48,11 +48,16 @@ public final class MetadataBenchmark {
                 ids.add(s);
                 epochs.add(store.streams().acquireWriter(s, "bench").get().writerEpoch());
             }
+            long lease = store.slices().takeLease("bench", java.time.Duration.ofSeconds(30)).get(30, TimeUnit.SECONDS);
             long[] ends = new long[streams];
             long batches = 0;
             long deadline = System.nanoTime() + (long) (seconds * 1e9);
             long start = System.nanoTime();
             while (System.nanoTime() < deadline) {
+                if (batches % 10_000 == 0) {
+                    // the WAL writer registers each slice before committing into it
+                    store.slices().register(1 + batches / 10_000, "bench", lease).get(30, TimeUnit.SECONDS);
+                }
                 List<StreamAppend> batch = new ArrayList<>(streams);
                 for (int i = 0; i < streams; i++) {
                     batch.add(new StreamAppend(ids.get(i), epochs.get(i), OffsetRange.of(ends[i], ends[i] + 1),
@@ -79,6 +84,8 @@ public final class MetadataBenchmark {
             MetadataStore store = open(db);
             StreamId s = store.catalog().openStream("lookup").get().streamId();
             long epoch = store.streams().acquireWriter(s, "bench").get().writerEpoch();
+            long lease = store.slices().takeLease("bench", java.time.Duration.ofSeconds(30)).get(30, TimeUnit.SECONDS);
+            store.slices().register(1, "bench", lease).get(30, TimeUnit.SECONDS);
             for (int i = 0; i < records; i++) {
                 store.streams().commit(List.of(new StreamAppend(s, epoch, OffsetRange.of(4L * i, 4L * i + 4),
                         new WalTarget(1, i, 0), Checksum.crc32c(i), 4, 4096))).get(30, TimeUnit.SECONDS);

@@ -29,6 +29,34 @@ class NereusKeyspaceTest {
     }
 
     @Test
+    void walLeaseAndStateKeys_arePinnedRoundTripAndRefuseOtherKinds() {
+        assertThat(List.of(NereusKeyspace.WAL_LEASE, NereusKeyspace.WAL_STATE)).containsExactly(6, 7);
+        assertThat(KS.walLeaseKey(4)).isEqualTo(ByteArrayUtil.join(new byte[] {0x15, 0x2A}, Tuple.from(6, 4).pack()));
+        assertThat(KS.walStateKey(WalSliceState.SEALED, 12))
+                .isEqualTo(ByteArrayUtil.join(new byte[] {0x15, 0x2A}, Tuple.from(7, 2, 12).pack()));
+        assertThat(KS.unpackWalLeaseKey(KS.walLeaseKey(4))).isEqualTo(4);
+        assertThat(KS.unpackWalStateKey(KS.walStateKey(WalSliceState.OPEN, 12)))
+                .isEqualTo(new NereusKeyspace.WalStateKey(WalSliceState.OPEN, 12));
+        assertThat(inRange(KS.walStateRange(WalSliceState.OPEN), KS.walStateKey(WalSliceState.OPEN, 0))).isTrue();
+        assertThat(inRange(KS.walStateRange(WalSliceState.OPEN), KS.walStateKey(WalSliceState.SEALED, 0))).isFalse();
+        assertThat(inRange(KS.walStateRange(WalSliceState.OPEN, 12), KS.walStateKey(WalSliceState.OPEN, 11))).isFalse();
+        assertThat(inRange(KS.walStateRange(WalSliceState.OPEN, 12), KS.walStateKey(WalSliceState.OPEN, 12))).isTrue();
+        assertThat(inRange(KS.walRange(), KS.walLeaseKey(1))).as("leases are outside the slice records").isFalse();
+        assertThat(inRange(KS.walLeaseRange(), KS.walLeaseKey(1))).isTrue();
+        byte[] unknownState = KS.root().pack(Tuple.from(7, 9, 1));
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackWalStateKey(unknownState)).context())
+                .containsEntry("reason", "unknown WAL slice state code").containsEntry("code", 9L);
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackWalLeaseKey(KS.walSliceKey(4))).context())
+                .containsEntry("key", "WAL lease").containsEntry("reason", "element is not the kind's tag");
+        assertThatThrownBy(() -> KS.walLeaseKey(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> KS.walStateKey(WalSliceState.OPEN, -1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    private static boolean inRange(Range r, byte[] key) {
+        return ByteArrayUtil.compareUnsigned(r.begin, key) <= 0 && ByteArrayUtil.compareUnsigned(key, r.end) < 0;
+    }
+
+    @Test
     void everyKey_roundTrips() {
         assertThat(KS.unpackCatalogKey(KS.catalogKey("public/default/persistent/t\u0000x"))).isEqualTo("public/default/persistent/t\u0000x");
         assertThat(KS.unpackHeadKey(KS.headKey(S))).isEqualTo(S);

@@ -23,6 +23,7 @@ class PublicationStoreTest {
 
     @BeforeEach
     void appendThreeBatches() {
+        f.openSlices(1);
         s = f.newStream("a");
         long e = f.acquire(s);
         await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
@@ -82,6 +83,7 @@ class PublicationStoreTest {
             try (StoreFixture g = new StoreFixture()) {
                 StreamId st = g.newStream("r");
                 long e = g.acquire(st);
+                g.openSlices(1);
                 await(g.streams.commit(List.of(append(st, e, 0, 4, 1, 0, 0))));
                 List<IndexRecord> src = await(g.index.indexRecords(st, ReadView.COMMITTED));
                 List<CompletableFuture<PublicationOutcome>> racers = new java.util.ArrayList<>();

@@ -10,6 +10,7 @@ import io.nereus.fdb.embedded.CommitFault;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,6 +24,12 @@ class RepairStoreTest {
     @AfterEach
     void close() {
         f.close();
+    }
+
+    /** The WAL writer registers a slice before committing into it. */
+    @BeforeEach
+    void openSlices() {
+        f.openSlices(1, 3, 7);
     }
 
     private static RepairRequest requestFor(StreamAppend a) {

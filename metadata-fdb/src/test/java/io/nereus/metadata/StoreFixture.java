@@ -28,6 +28,8 @@ final class StoreFixture implements AutoCloseable {
     final StreamCommitStore streams;
     final GenerationIndexStore index;
     final CursorStore cursors;
+    final WalSliceStore slices;
+    private long lease;
 
     StoreFixture() {
         String clusterFile = System.getProperty("nereus.fdb.clusterFile", "");
@@ -39,6 +41,7 @@ final class StoreFixture implements AutoCloseable {
         streams = store.streams();
         index = store.index();
         cursors = store.cursors();
+        slices = store.slices();
     }
 
     Executor executor() {
@@ -71,6 +74,22 @@ final class StoreFixture implements AutoCloseable {
     /** Acquires writer "w" for {@code s} and returns its epoch. */
     long acquire(StreamId s) {
         return await(streams.acquireWriter(s, "w")).writerEpoch();
+    }
+
+    /**
+     * Registers WAL slices {@code ids} OPEN for writer "w" (under one lease it takes the first time), as the WAL
+     * writer registers every slice before writing to it: a commit into an unregistered slice is refused.
+     */
+    void openSlices(long... ids) {
+        if (lease == 0) {
+            lease = await(slices.takeLease("w", java.time.Duration.ofSeconds(30)));
+        }
+        for (long id : ids) {
+            SliceRegistration r = await(slices.register(id, "w", lease));
+            if (!(r instanceof SliceRegistration.Registered)) {
+                throw new IllegalStateException("slice " + id + " not registered: " + r);
+            }
+        }
     }
 
     static StreamAppend append(StreamId s, long epoch, long start, long end, long slice, long entry, int pos) {

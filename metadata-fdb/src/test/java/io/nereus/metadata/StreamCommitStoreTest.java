@@ -11,6 +11,7 @@ import io.nereus.error.ErrorCode;
 import io.nereus.fdb.embedded.CommitFault;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,6 +24,12 @@ class StreamCommitStoreTest {
     @AfterEach
     void close() {
         f.close();
+    }
+
+    /** The WAL writer registers a slice before committing into it. */
+    @BeforeEach
+    void openSlices() {
+        f.openSlices(1, 50, 51);
     }
 
     @Test

@@ -15,8 +15,10 @@ import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_DELAY_MICROS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_BATCH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_IN_FLIGHT_BATCHES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_RECOVERY_INTERVAL_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_AGE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITER_LEASE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITE_QUORUM;
 
 import io.nereus.pulsar.config.ConfigKey.Setting;
@@ -92,6 +94,8 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
         long sliceMaxAgeSeconds = get(WAL_SLICE_MAX_AGE_SECONDS, raw, conf).value();
         int commitMaxBatches = get(WAL_COMMIT_MAX_BATCHES, raw, conf).value();
         int commitMaxAppends = get(WAL_COMMIT_MAX_APPENDS, raw, conf).value();
+        long writerLeaseSeconds = get(WAL_WRITER_LEASE_SECONDS, raw, conf).value();
+        long recoveryIntervalSeconds = get(WAL_RECOVERY_INTERVAL_SECONDS, raw, conf).value();
         long tailCacheBytes = get(TAIL_CACHE_BYTES, raw, conf).value();
         int cachedBatches = get(READ_CACHED_BATCHES, raw, conf).value();
         int cachedResolutions = get(READ_CACHED_RESOLUTIONS, raw, conf).value();
@@ -101,7 +105,8 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
         try {
             WalConfig wal = new WalConfig(flushBytes.value(), Duration.of(flushDelayMicros, ChronoUnit.MICROS),
                     maxBatchBytes.value(), maxInFlight, sliceMaxBytes, Duration.ofSeconds(sliceMaxAgeSeconds),
-                    ensemble.value(), write.value(), ack.value(), new byte[0], commitMaxBatches, commitMaxAppends);
+                    ensemble.value(), write.value(), ack.value(), new byte[0], commitMaxBatches, commitMaxAppends,
+                    Duration.ofSeconds(writerLeaseSeconds), Duration.ofSeconds(recoveryIntervalSeconds));
             storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches);
         } catch (IllegalArgumentException e) {
             // The per-key checks above cover WalConfig's and StorageConfig's; this reports a future rule they miss.

@@ -21,6 +21,8 @@ public final class NereusConfigKeys {
     static final long MAX_MICROS = Long.MAX_VALUE / 1_000;
     static final long MAX_SECONDS = Long.MAX_VALUE / 1_000_000_000;
     static final int MAX_METADATA_ROOT_LENGTH = 255;
+    /** Longest WAL writer lease and slice recovery interval: an abandoned slice is sealed within about both. */
+    static final long MAX_RECOVERY_SECONDS = 3_600;
 
     private static final WalConfig WAL = WalConfig.defaults();
     private static final StorageConfig STORAGE = StorageConfig.defaults();
@@ -96,6 +98,17 @@ public final class NereusConfigKeys {
             "Stream appends (one per stream per WAL batch) in one coalesced metadata transaction, at most; a "
                     + "single batch is always committed whole.");
 
+    public static final ConfigKey<Long> WAL_WRITER_LEASE_SECONDS = longKey("nereusWalWriterLeaseSeconds",
+            WAL.writerLease().toSeconds(), "1 to " + MAX_RECOVERY_SECONDS, v -> v >= 1 && v <= MAX_RECOVERY_SECONDS,
+            "A broker's WAL writer renews its lease every third of this; once another broker has seen the lease "
+                    + "unrenewed for this long, it fences and seals the WAL slices the writer left open.");
+
+    public static final ConfigKey<Long> WAL_RECOVERY_INTERVAL_SECONDS = longKey("nereusWalRecoveryIntervalSeconds",
+            WAL.recoveryInterval().toSeconds(), "1 to " + MAX_RECOVERY_SECONDS,
+            v -> v >= 1 && v <= MAX_RECOVERY_SECONDS,
+            "How often a broker looks for WAL slices left open by writers that are gone, and recovers them (also "
+                    + "once at start).");
+
     public static final ConfigKey<Long> TAIL_CACHE_BYTES = longKey("nereusTailCacheBytes",
             STORAGE.tailCacheBytes(), ">= 0", v -> v >= 0,
             "Payload bytes of recently committed entries kept in memory for tailing readers (0: none).");
@@ -115,7 +128,8 @@ public final class NereusConfigKeys {
     static final List<ConfigKey<?>> ALL = List.of(FDB_CLUSTER_FILE, EMBEDDED_FDB_DIR, METADATA_ROOT,
             WAL_ENSEMBLE_SIZE, WAL_WRITE_QUORUM, WAL_ACK_QUORUM, WAL_FLUSH_BYTES, WAL_FLUSH_DELAY_MICROS,
             WAL_MAX_BATCH_BYTES, WAL_MAX_IN_FLIGHT_BATCHES, WAL_SLICE_MAX_BYTES, WAL_SLICE_MAX_AGE_SECONDS,
-            WAL_COMMIT_MAX_BATCHES, WAL_COMMIT_MAX_APPENDS, TAIL_CACHE_BYTES, READ_CACHED_BATCHES,
+            WAL_COMMIT_MAX_BATCHES, WAL_COMMIT_MAX_APPENDS, WAL_WRITER_LEASE_SECONDS, WAL_RECOVERY_INTERVAL_SECONDS,
+            TAIL_CACHE_BYTES, READ_CACHED_BATCHES,
             READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES);
 
     private NereusConfigKeys() {

@@ -112,6 +112,9 @@ class NereusConfigTest {
                         Duration.ofSeconds(90)),
                 parsed("nereusWalCommitMaxBatches", "1", c -> c.storage().wal().maxCoalescedBatches(), 1),
                 parsed("nereusWalCommitMaxAppends", "16384", c -> c.storage().wal().maxCoalescedAppends(), 16384),
+                parsed("nereusWalWriterLeaseSeconds", "90", c -> c.storage().wal().writerLease(), Duration.ofSeconds(90)),
+                parsed("nereusWalRecoveryIntervalSeconds", "1", c -> c.storage().wal().recoveryInterval(),
+                        Duration.ofSeconds(1)),
                 parsed("nereusTailCacheBytes", "0", c -> c.storage().tailCacheBytes(), 0L),
                 parsed("nereusReadCachedBatches", "7", c -> c.storage().cachedBatches(), 7),
                 parsed("nereusReadCachedResolutions", "12345", c -> c.storage().cachedResolutions(), 12345),
@@ -197,6 +200,10 @@ class NereusConfigTest {
                 Arguments.of("nereusWalCommitMaxBatches", "0", "nereusWalCommitMaxBatches=0: must be 1 to 64"),
                 Arguments.of("nereusWalCommitMaxBatches", "65", "nereusWalCommitMaxBatches=65: must be 1 to 64"),
                 Arguments.of("nereusWalCommitMaxAppends", "16385", "nereusWalCommitMaxAppends=16385: must be 1 to 16384"),
+                Arguments.of("nereusWalWriterLeaseSeconds", "0", "nereusWalWriterLeaseSeconds=0: must be 1 to 3600"),
+                Arguments.of("nereusWalWriterLeaseSeconds", "3601", "nereusWalWriterLeaseSeconds=3601: must be 1 to 3600"),
+                Arguments.of("nereusWalRecoveryIntervalSeconds", "0",
+                        "nereusWalRecoveryIntervalSeconds=0: must be 1 to 3600"),
                 Arguments.of("nereusWalEnsembleSize", "0", "nereusWalEnsembleSize=0: must be >= 1"),
                 Arguments.of("nereusWalWriteQuorum", "0", "nereusWalWriteQuorum=0: must be >= 1"),
                 Arguments.of("nereusWalAckQuorum", "-2", "nereusWalAckQuorum=-2: must be >= 1"),
@@ -311,7 +318,7 @@ class NereusConfigTest {
         List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
 
         assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
-        assertThat(names).hasSize(18);
+        assertThat(names).hasSize(20);
         assertThat(NereusConfig.keys()).allSatisfy(k -> {
             assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
             assertThat(k.allowed()).as(k.name()).isNotBlank();

@@ -5,14 +5,19 @@ import io.nereus.metadata.WalSlice;
 import io.nereus.metadata.WalSliceState;
 
 /**
- * Binary form of a {@link WalSlice}, the value of {@code (WAL, sliceId)}.
+ * Binary form of a {@link WalSlice}, the value of {@code (WAL, sliceId)} and of its by-state copy
+ * {@code (WAL_STATE, state, sliceId)}.
  *
  * <pre>
  * format 1:
  *   u8     format = 1
  *   u8     state (WalSliceState code)
  *   string writerId
+ *   i64    incarnation (&gt; 0)
  * </pre>
+ *
+ * <p>Builds before the WAL writer recorded its slices had this type without {@code incarnation} and never stored
+ * it, so format 1 is the first layout ever written.
  */
 public final class WalSliceCodec implements ValueCodec<WalSlice> {
     public static final WalSliceCodec INSTANCE = new WalSliceCodec();
@@ -23,8 +28,8 @@ public final class WalSliceCodec implements ValueCodec<WalSlice> {
 
     @Override
     public byte[] encode(WalSlice s) {
-        return FdbLimits.checkValue("WalSlice value",
-                new ValueWriter(32).u8(FORMAT_V1).u8(s.state().code()).string(s.writerId()).toByteArray());
+        return FdbLimits.checkValue("WalSlice value", new ValueWriter(48).u8(FORMAT_V1).u8(s.state().code())
+                .string(s.writerId()).i64(s.incarnation()).toByteArray());
     }
 
     @Override
@@ -33,7 +38,8 @@ public final class WalSliceCodec implements ValueCodec<WalSlice> {
         r.formatVersion(FORMAT_V1);
         int state = r.u8("state");
         String writer = r.string("writerId");
+        long incarnation = r.i64("incarnation");
         r.expectEnd();
-        return r.build(() -> new WalSlice(WalSliceState.fromCode(state), writer));
+        return r.build(() -> new WalSlice(WalSliceState.fromCode(state), writer, incarnation));
     }
 }

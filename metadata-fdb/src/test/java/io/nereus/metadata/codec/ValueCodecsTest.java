@@ -29,6 +29,8 @@ import io.nereus.metadata.WalIntent;
 import io.nereus.metadata.WalSlice;
 import io.nereus.metadata.WalSliceState;
 import io.nereus.metadata.WalTarget;
+import io.nereus.metadata.WalWriterLease;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
@@ -123,7 +125,7 @@ class ValueCodecsTest {
     @Test
     void smallValues_roundTripAndReject() {
         roundTrips(WalIntentCodec.INSTANCE, new WalIntent(123, 4));
-        roundTrips(WalSliceCodec.INSTANCE, new WalSlice(WalSliceState.SEALED, "broker-7"));
+        roundTrips(WalSliceCodec.INSTANCE, new WalSlice(WalSliceState.SEALED, "broker-7", 12));
         roundTrips(OffsetRangeCodec.INSTANCE, OffsetRange.of(3, 9));
         roundTrips(OffsetRangeCodec.INSTANCE, OffsetRange.of(0, 0));
         roundTrips(CounterCodec.INSTANCE, 1L << 62);
@@ -131,13 +133,31 @@ class ValueCodecsTest {
         rejectsUnknownVersion(WalIntentCodec.INSTANCE.encode(new WalIntent(1, 1)), WalIntentCodec.INSTANCE::decode, "WalIntent");
         rejectsUnknownVersion(CounterCodec.INSTANCE.encode(5L), CounterCodec.INSTANCE::decode, "Counter");
         rejectsUnknownVersion(GenerationSeqCodec.INSTANCE.encode(GenerationId.of(1)), GenerationSeqCodec.INSTANCE::decode, "GenerationSeq");
-        rejectsUnknownVersion(WalSliceCodec.INSTANCE.encode(new WalSlice(WalSliceState.OPEN, "b")), WalSliceCodec.INSTANCE::decode, "WalSlice");
+        rejectsUnknownVersion(WalSliceCodec.INSTANCE.encode(new WalSlice(WalSliceState.OPEN, "b", 1)), WalSliceCodec.INSTANCE::decode, "WalSlice");
         rejectsUnknownVersion(OffsetRangeCodec.INSTANCE.encode(OffsetRange.of(1, 2)), OffsetRangeCodec.INSTANCE::decode, "OffsetRange");
         byte[] negativeGen = GenerationSeqCodec.INSTANCE.encode(GenerationId.of(1));
         negativeGen[1] = (byte) 0x80;
         assertThat(violation(() -> GenerationSeqCodec.INSTANCE.decode(negativeGen), "GenerationSeq"))
                 .contains("generation id must be >= 0");
         assertThatThrownBy(() -> CounterCodec.INSTANCE.encode(-1L)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void walSliceAndLease_roundTripAndRejectBrokenInvariants() {
+        roundTrips(WalWriterLeaseCodec.INSTANCE, new WalWriterLease("nereus-10.0.0.1-x", 41, Duration.ofSeconds(30)));
+        rejectsUnknownVersion(WalWriterLeaseCodec.INSTANCE.encode(new WalWriterLease("b", 0, Duration.ofMillis(1))),
+                WalWriterLeaseCodec.INSTANCE::decode, "WalWriterLease");
+        byte[] slice = WalSliceCodec.INSTANCE.encode(new WalSlice(WalSliceState.OPEN, "b", 1));
+        slice[slice.length - 1] = 0;
+        assertThat(violation(() -> WalSliceCodec.INSTANCE.decode(slice), "WalSlice"))
+                .contains("incarnation must be > 0");
+        byte[] lease = WalWriterLeaseCodec.INSTANCE.encode(new WalWriterLease("b", 0, Duration.ofMillis(1)));
+        lease[lease.length - 1] = 0;
+        assertThat(violation(() -> WalWriterLeaseCodec.INSTANCE.decode(lease), "WalWriterLease"))
+                .contains("at least 1 ms");
+        assertThatThrownBy(() -> new WalWriterLease("b", -1, Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(new WalWriterLease("b", 4, Duration.ofSeconds(1)).renewed().beat()).isEqualTo(5);
     }
 
     @Test

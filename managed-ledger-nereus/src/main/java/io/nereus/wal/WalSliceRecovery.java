@@ -1,0 +1,221 @@
+package io.nereus.wal;
+
+import io.nereus.metadata.SliceCensus;
+import io.nereus.metadata.WalSlice;
+import io.nereus.metadata.WalSliceStore;
+import io.nereus.metadata.WalWriterLease;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Finds WAL slices left OPEN by writers that are gone and recovers them: opens the slice's ledger with BookKeeper
+ * recovery (which fences it, so its old writer can add nothing more, and closes it at the last entry the bookies
+ * hold), then seals the slice. No slice stays open forever: every instance runs this at start and every
+ * {@link WalConfig#recoveryInterval}, so a slice is sealed at most about one lease plus one interval after its
+ * writer stopped renewing.
+ *
+ * <p><b>Which slices.</b> From one snapshot of the OPEN slices and the leases ({@link WalSliceStore#census}), an
+ * OPEN slice is recovered when this instance's writer does not hold it ({@link WalSlices#holds}) and
+ * <ul>
+ *   <li>its lease is gone: the writer closed (it releases its lease after sealing its slices) or was found expired
+ *       earlier. A lease is taken before any slice registers under it, and registration reads it, so an OPEN slice
+ *       without its lease in the same snapshot has no live writer;</li>
+ *   <li>or its lease has expired: this instance has seen the same beat for the lease's whole length by its own
+ *       clock. A writer renews every third of its lease, so a writer that keeps renewing is never judged expired,
+ *       whatever the hosts' clocks say: only rates are compared, never clock readings of two hosts. A restarted
+ *       broker that reuses its writer id takes a new lease (a new incarnation), so the slices of its previous
+ *       process are judged by the old lease like any other writer's;</li>
+ *   <li>or it is registered under this writer's own current lease but no longer held (its close or seal failed,
+ *       or its registration's outcome was unknown).</li>
+ * </ul>
+ * Once every OPEN slice of an expired lease is sealed, the lease is removed ({@link WalSliceStore#expireLease},
+ * refused when it was renewed meanwhile or a slice of it became OPEN).
+ *
+ * <p><b>Why nothing acknowledged is lost.</b> A batch is acknowledged only after its commit, and committed only
+ * after BookKeeper acknowledged its write; BookKeeper's recovery keeps every entry acknowledged to the writer, so
+ * every committed batch stays readable in the closed ledger. A batch that reached the bookies but was not
+ * committed was never acknowledged; recovery may keep it in the ledger, where no index record names it. A writer
+ * judged expired while it still runs (paused longer than its lease) loses no acknowledged entry either: its next
+ * writes to the fenced ledger fail, and its commits into the slice, now SEALED, are refused
+ * ({@link io.nereus.metadata.CommitResult.SliceNotOpen}), so those appends fail retriably without acknowledgement;
+ * it then takes a new lease and goes on in a new slice.
+ *
+ * <p>Runs never overlap: {@link #runOnce} during a run returns that run. Its observations are kept only for leases
+ * present in the last snapshot. Thread-safe.
+ */
+public final class WalSliceRecovery {
+    private static final Logger LOG = LoggerFactory.getLogger(WalSliceRecovery.class);
+
+    /** The slices of this instance's own writer, which recovery leaves alone. */
+    interface LocalWriter {
+        /** Whether the writer holds slice {@code sliceId}. */
+        boolean holds(long sliceId);
+
+        /** The incarnation of the lease the writer holds, 0 when none. */
+        long incarnation();
+    }
+
+    /** What one run did: the slices it sealed and the leases it removed, by id. */
+    public record Report(List<Long> sealed, List<Long> expiredLeases) {
+        public Report {
+            sealed = List.copyOf(sealed);
+            expiredLeases = List.copyOf(expiredLeases);
+        }
+    }
+
+    private record Observation(long beat, Instant since) {
+    }
+
+    private final BookKeeper bk;
+    private final WalSliceStore store;
+    private final byte[] password;
+    private final Clock clock;
+    private final LocalWriter local;
+    private final Map<Long, Observation> seen = new ConcurrentHashMap<>();
+    private CompletableFuture<Report> running;
+
+    WalSliceRecovery(BookKeeper bk, WalSliceStore store, byte[] password, Clock clock, LocalWriter local) {
+        this.bk = Objects.requireNonNull(bk, "bk");
+        this.store = Objects.requireNonNull(store, "store");
+        this.password = password.clone();
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.local = Objects.requireNonNull(local, "local");
+    }
+
+    /**
+     * Runs recovery once (or joins the run in progress).
+     *
+     * @return what the run did; fails when reading the census failed. A slice whose recovery failed is logged,
+     *         left OPEN and tried again by the next run
+     */
+    public synchronized CompletableFuture<Report> runOnce() {
+        if (running == null || running.isDone()) {
+            try {
+                running = store.census().thenCompose(this::recover);
+            } catch (RuntimeException e) {
+                running = CompletableFuture.failedFuture(e);
+            }
+        }
+        return running;
+    }
+
+    private CompletableFuture<Report> recover(SliceCensus census) {
+        Instant now = clock.instant();
+        long own = local.incarnation();
+        seen.keySet().retainAll(census.leases().keySet());
+        Map<Long, Long> expired = new HashMap<>();
+        for (Map.Entry<Long, WalWriterLease> e : census.leases().entrySet()) {
+            long incarnation = e.getKey();
+            WalWriterLease lease = e.getValue();
+            Observation o = seen.get(incarnation);
+            if (o == null || o.beat() != lease.beat()) {
+                seen.put(incarnation, new Observation(lease.beat(), now));
+            } else if (incarnation != own && !now.isBefore(o.since().plus(lease.lease()))) {
+                expired.put(incarnation, lease.beat());
+            }
+        }
+        List<CompletableFuture<Long>> recoveries = new ArrayList<>();
+        Map<Long, Integer> openOfExpired = new HashMap<>();
+        for (Map.Entry<Long, WalSlice> e : census.open().entrySet()) {
+            long id = e.getKey();
+            WalSlice slice = e.getValue();
+            long incarnation = slice.incarnation();
+            if (expired.containsKey(incarnation)) {
+                openOfExpired.merge(incarnation, 1, Integer::sum);
+            }
+            if (local.holds(id)) {
+                continue;
+            }
+            boolean abandoned = incarnation == own || !census.leases().containsKey(incarnation)
+                    || expired.containsKey(incarnation);
+            if (abandoned) {
+                recoveries.add(recoverSlice(id, slice));
+            }
+        }
+        return CompletableFuture.allOf(recoveries.toArray(new CompletableFuture<?>[0])).thenCompose(ignored -> {
+            List<Long> sealed = new ArrayList<>();
+            Map<Long, Integer> sealedOfExpired = new HashMap<>();
+            for (CompletableFuture<Long> r : recoveries) {
+                Long id = r.join();
+                if (id != null) {
+                    sealed.add(id);
+                    long incarnation = census.open().get(id).incarnation();
+                    sealedOfExpired.merge(incarnation, 1, Integer::sum);
+                }
+            }
+            return expireLeases(expired, openOfExpired, sealedOfExpired).thenApply(gone -> {
+                Report report = new Report(sealed, gone);
+                if (!sealed.isEmpty() || !gone.isEmpty()) {
+                    LOG.info("WAL slice recovery: sealed={} expiredLeases={}", sealed, gone);
+                }
+                return report;
+            });
+        });
+    }
+
+    /** Removes each expired lease whose OPEN slices (in the census) were all sealed by this run. */
+    private CompletableFuture<List<Long>> expireLeases(Map<Long, Long> expired, Map<Long, Integer> open,
+            Map<Long, Integer> sealed) {
+        List<Long> candidates = new ArrayList<>();
+        List<CompletableFuture<Boolean>> removals = new ArrayList<>();
+        for (Map.Entry<Long, Long> e : expired.entrySet()) {
+            long incarnation = e.getKey();
+            if (open.getOrDefault(incarnation, 0).equals(sealed.getOrDefault(incarnation, 0))) {
+                candidates.add(incarnation);
+                removals.add(store.expireLease(incarnation, e.getValue()).exceptionally(t -> {
+                    LOG.warn("removing an expired WAL writer lease failed: incarnation={}", incarnation, t);
+                    return false;
+                }));
+            }
+        }
+        return CompletableFuture.allOf(removals.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
+            List<Long> gone = new ArrayList<>();
+            for (int i = 0; i < candidates.size(); i++) {
+                if (removals.get(i).join()) {
+                    gone.add(candidates.get(i));
+                    seen.remove(candidates.get(i));
+                }
+            }
+            return gone;
+        });
+    }
+
+    /** Fences and closes the slice's ledger, then seals it; the slice id once sealed, null when it failed. */
+    private CompletableFuture<Long> recoverSlice(long id, WalSlice slice) {
+        CompletableFuture<Void> closed = new CompletableFuture<>();
+        bk.asyncOpenLedger(id, BookKeeper.DigestType.CRC32C, password, (rc, lh, ctx) -> {
+            if (rc == BKException.Code.OK) {
+                LOG.info("WAL slice fenced and closed by recovery: slice={} writer={} incarnation={} lastEntry={}",
+                        id, slice.writerId(), slice.incarnation(), lh.getLastAddConfirmed());
+                lh.asyncClose((r, l, c) -> { }, null);
+                closed.complete(null);
+            } else if (rc == BKException.Code.NoSuchLedgerExistsException
+                    || rc == BKException.Code.NoSuchLedgerExistsOnMetadataServerException) {
+                LOG.error("an OPEN WAL slice has no ledger; anything committed into it is lost: slice={} writer={}",
+                        id, slice.writerId());
+                closed.complete(null);
+            } else {
+                closed.completeExceptionally(BKException.create(rc));
+            }
+        }, null);
+        return closed.thenCompose(ignored -> store.seal(id)).handle((sealed, error) -> {
+            if (error != null) {
+                LOG.warn("WAL slice recovery failed, trying again later: slice={} writer={}", id, slice.writerId(),
+                        error);
+                return null;
+            }
+            return id;
+        });
+    }
+}
