@@ -7,8 +7,15 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
+import io.nereus.object.FilesystemObjectStore;
+import io.nereus.object.ObjectStore;
+import io.nereus.object.ObjectStoreConfig;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,13 +23,14 @@ import org.apache.bookkeeper.client.BookKeeper;
 
 /**
  * One engine test's world: an in-memory EmbeddedFdb with the Nereus metadata under {@code ("nereus", root)},
- * a client of the class's in-process bookie, and the storage instances the test creates, all closed by
- * {@link #close()}.
+ * a client of the class's in-process bookie, a filesystem object store in a new directory, and the storage
+ * instances the test creates, all closed by {@link #close()}.
  */
 public final class EngineFixture implements AutoCloseable {
     public final EmbeddedFdb fdb;
     public final MetadataStore metadata;
     public final BookKeeper bk;
+    public final ObjectStore objects;
     private final List<StreamStorage> storages = new ArrayList<>();
 
     public EngineFixture(BookKeeperCluster cluster, String root) {
@@ -30,18 +38,30 @@ public final class EngineFixture implements AutoCloseable {
         metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", root))),
                 fdb.getExecutor()));
         bk = cluster.newClient();
+        objects = temporaryObjectStore();
     }
 
     /** A storage instance writing as {@code writerId}, closed with the fixture. */
     public StreamStorage storage(String writerId, StorageConfig config) {
-        StreamStorage s = StreamStorage.create(config, bk, metadata, writerId, Clock.systemUTC());
+        StreamStorage s = StreamStorage.create(config, bk, metadata, objects, writerId, Clock.systemUTC());
         storages.add(s);
         return s;
+    }
+
+    /** A filesystem object store in a new directory under java.io.tmpdir (target/ in Maven runs). */
+    public static ObjectStore temporaryObjectStore() {
+        try {
+            Path dir = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "objects-");
+            return await(FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(dir)));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Override
     public void close() {
         storages.forEach(StreamStorage::close);
+        objects.close();
         fdb.close();
     }
 }
