@@ -153,7 +153,7 @@ public final class FilesystemObjectStore implements ObjectStore {
         if (bad.isPresent()) {
             return CompletableFuture.failedFuture(bad.get());
         }
-        return run("put", name, () -> put(name, content));
+        return run("put", "name", name, () -> put(name, content));
     }
 
     @Override
@@ -162,7 +162,7 @@ public final class FilesystemObjectStore implements ObjectStore {
         if (bad.isPresent()) {
             return CompletableFuture.failedFuture(bad.get());
         }
-        return run("get", name, () -> read(name, range));
+        return run("get", "name", name, () -> read(name, range));
     }
 
     @Override
@@ -171,7 +171,7 @@ public final class FilesystemObjectStore implements ObjectStore {
         if (bad.isPresent()) {
             return CompletableFuture.failedFuture(bad.get());
         }
-        return run("delete", name, () -> {
+        return run("delete", "name", name, () -> {
             remove(name);
             return null;
         });
@@ -183,7 +183,7 @@ public final class FilesystemObjectStore implements ObjectStore {
         if (bad.isPresent()) {
             return CompletableFuture.failedFuture(bad.get());
         }
-        return run("list", prefix, () -> listing(prefix));
+        return run("list", "prefix", prefix, () -> listing(prefix));
     }
 
     @Override
@@ -374,7 +374,8 @@ public final class FilesystemObjectStore implements ObjectStore {
         return Optional.empty();
     }
 
-    private <T> CompletableFuture<T> run(String op, Object name, IoCall<T> call) {
+    /** Runs {@code call} on the I/O pool; an I/O failure names {@code what} ({@code name}, {@code prefix}). */
+    private <T> CompletableFuture<T> run(String op, String what, Object target, IoCall<T> call) {
         if (closed.get()) {
             return CompletableFuture.failedFuture(ObjectErrors.closed(toString()));
         }
@@ -386,7 +387,7 @@ public final class FilesystemObjectStore implements ObjectStore {
                 } catch (NereusException e) {
                     result.completeExceptionally(e);
                 } catch (IOException | RuntimeException e) {
-                    result.completeExceptionally(failure(op, "name", name, e));
+                    result.completeExceptionally(failure(op, what, target, e));
                 }
             });
         } catch (RejectedExecutionException e) {

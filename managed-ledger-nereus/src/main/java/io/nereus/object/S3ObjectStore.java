@@ -2,6 +2,7 @@ package io.nereus.object;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
+import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -115,7 +117,7 @@ public final class S3ObjectStore implements ObjectStore {
                     ErrorContext.of("bucket", config.bucket(), "operation", "open", "reason",
                             ObjectErrors.describe(e)), e));
         }
-        return store.client.headBucket(b -> b.bucket(config.bucket())).handle((r, t) -> {
+        return safely(() -> store.client.headBucket(b -> b.bucket(config.bucket()))).handle((r, t) -> {
             if (t != null) {
                 store.close();
                 throw S3Errors.map(t, "open", "bucket", config.bucket());
@@ -145,26 +147,22 @@ public final class S3ObjectStore implements ObjectStore {
         }
         String key = key(name);
         Map<String, String> metadata = Map.of(WRITE_ID, writeId);
-        CompletableFuture<String> etag;
-        if (length <= config.partBytes()) {
-            etag = client.putObject(b -> b.bucket(config.bucket()).key(key).ifNoneMatch("*").contentLength(length)
-                    .metadata(metadata), AsyncRequestBody.fromByteBuffers(content.buffers()))
-                    .thenApply(r -> r.eTag());
-        } else {
-            etag = new S3Multipart(client, config.bucket(), key, content, config.partBytes(), metadata).run()
-                    .thenApply(r -> r.eTag());
-        }
+        CompletableFuture<String> etag = length <= config.partBytes()
+                ? safely(() -> client.putObject(b -> b.bucket(config.bucket()).key(key).ifNoneMatch("*")
+                        .contentLength(length).metadata(metadata), AsyncRequestBody.fromByteBuffers(content.buffers()))
+                        .thenApply(r -> r.eTag()))
+                : safely(() -> new S3Multipart(client, config.bucket(), key, content, config.partBytes(), metadata)
+                        .run().thenApply(r -> r.eTag()));
         return etag.thenApply(e -> new StoredObject(name, length, e)).exceptionallyCompose(t -> {
             boolean taken = S3Errors.status(t).orElse(0) == 412
                     || S3Errors.errorCode(t).orElse("").equals("NoSuchUpload"); // a completion retried after success
-            return taken ? ownWrite(name, writeId, t)
-                    : CompletableFuture.failedFuture(S3Errors.map(t, "put", "name", name));
+            return taken && !closed.get() ? ownWrite(name, writeId, t) : failed(t, "put", "name", name);
         });
     }
 
     /** After a put was refused: the object if it is the one this put wrote (the write id matches), else OBJECT_EXISTS. */
     private CompletableFuture<StoredObject> ownWrite(ObjectName name, String writeId, Throwable refusal) {
-        return client.headObject(b -> b.bucket(config.bucket()).key(key(name))).handle((head, t) -> {
+        return safely(() -> client.headObject(b -> b.bucket(config.bucket()).key(key(name)))).handle((head, t) -> {
             if (t == null && writeId.equals(head.metadata().get(WRITE_ID))) {
                 return new StoredObject(name, head.contentLength(), head.eTag());
             }
@@ -173,7 +171,7 @@ public final class S3ObjectStore implements ObjectStore {
                 exists.addSuppressed(refusal);
                 throw exists;
             }
-            throw S3Errors.map(t, "put", "name", name);
+            throw failure(t, "put", "name", name);
         });
     }
 
@@ -188,15 +186,15 @@ public final class S3ObjectStore implements ObjectStore {
         }
         CompletableFuture<byte[]> bytes;
         if (range.isEmpty()) {
-            bytes = client.headObject(b -> b.bucket(config.bucket()).key(key(name))).thenApply(head -> {
+            bytes = safely(() -> client.headObject(b -> b.bucket(config.bucket()).key(key(name)))).thenApply(head -> {
                 if (!range.within(head.contentLength())) {
                     throw ObjectErrors.range(name, range);
                 }
                 return new byte[0];
             });
         } else {
-            bytes = client.getObject(b -> b.bucket(config.bucket()).key(key(name))
-                    .range("bytes=" + range.offset() + "-" + (range.end() - 1)), AsyncResponseTransformer.toBytes())
+            bytes = safely(() -> client.getObject(b -> b.bucket(config.bucket()).key(key(name))
+                    .range("bytes=" + range.offset() + "-" + (range.end() - 1)), AsyncResponseTransformer.toBytes()))
                     .thenApply(r -> {
                         byte[] b = r.asByteArrayUnsafe();
                         if (b.length < range.length()) {
@@ -216,7 +214,7 @@ public final class S3ObjectStore implements ObjectStore {
             if (S3Errors.status(t).orElse(0) == 416) {
                 return CompletableFuture.failedFuture(ObjectErrors.range(name, range));
             }
-            return CompletableFuture.failedFuture(S3Errors.map(t, "get", "name", name));
+            return failed(t, "get", "name", name);
         });
     }
 
@@ -229,8 +227,8 @@ public final class S3ObjectStore implements ObjectStore {
         if (closed.get()) {
             return CompletableFuture.failedFuture(ObjectErrors.closed(toString()));
         }
-        return client.deleteObject(b -> b.bucket(config.bucket()).key(key(name))).<Void>thenApply(r -> null)
-                .exceptionallyCompose(t -> CompletableFuture.failedFuture(S3Errors.map(t, "delete", "name", name)));
+        return safely(() -> client.deleteObject(b -> b.bucket(config.bucket()).key(key(name))))
+                .<Void>thenApply(r -> null).exceptionallyCompose(t -> failed(t, "delete", "name", name));
     }
 
     @Override
@@ -245,12 +243,12 @@ public final class S3ObjectStore implements ObjectStore {
         return page(keyPrefix + prefix, null, new ArrayList<>()).thenApply(all -> {
             all.sort(Comparator.comparing(ObjectInfo::name));
             return all;
-        }).exceptionallyCompose(t -> CompletableFuture.failedFuture(S3Errors.map(t, "list", "prefix", prefix)));
+        }).exceptionallyCompose(t -> failed(t, "list", "prefix", prefix));
     }
 
     private CompletableFuture<List<ObjectInfo>> page(String keys, String token, List<ObjectInfo> found) {
-        return client.listObjectsV2(b -> b.bucket(config.bucket()).prefix(keys).maxKeys(LIST_PAGE_KEYS)
-                .continuationToken(token)).thenCompose((ListObjectsV2Response r) -> {
+        return safely(() -> client.listObjectsV2(b -> b.bucket(config.bucket()).prefix(keys).maxKeys(LIST_PAGE_KEYS)
+                .continuationToken(token))).thenCompose((ListObjectsV2Response r) -> {
                     for (S3Object o : r.contents()) {
                         String name = o.key().startsWith(keyPrefix) ? o.key().substring(keyPrefix.length()) : "";
                         if (ObjectName.isValid(name)) {
@@ -275,6 +273,25 @@ public final class S3ObjectStore implements ObjectStore {
             eventLoop.eventLoopGroup().shutdownGracefully(0, CLOSE_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
                     .awaitUninterruptibly(CLOSE_TIMEOUT.toMillis());
         }
+    }
+
+    /** {@code call()}, or a future failed with what it threw (the SDK may refuse a request before sending it). */
+    private static <T> CompletableFuture<T> safely(Supplier<CompletableFuture<T>> call) {
+        try {
+            return call.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** What a request failed with, as the store reports it: CLOSED once the store is closed. */
+    private NereusException failure(Throwable t, String operation, String what, Object target) {
+        return closed.get() && !(Failures.unwrap(t) instanceof NereusException) ? ObjectErrors.closed(toString())
+                : S3Errors.map(t, operation, what, target);
+    }
+
+    private <T> CompletableFuture<T> failed(Throwable t, String operation, String what, Object target) {
+        return CompletableFuture.failedFuture(failure(t, operation, what, target));
     }
 
     /** The S3 key of {@code name}. */
