@@ -110,7 +110,7 @@ public final class S3ProxyServer implements BeforeAllCallback, ParameterResolver
 
     /** Stops the server (JUnit calls this at the end of the run). */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process == null) {
             return;
         }
@@ -120,8 +120,13 @@ public final class S3ProxyServer implements BeforeAllCallback, ParameterResolver
             }
         }
         process.destroy();
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
-            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -190,11 +195,7 @@ public final class S3ProxyServer implements BeforeAllCallback, ParameterResolver
         try {
             client().createBucket(b -> b.bucket(BUCKET)).get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
-            try {
-                close();
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-            }
+            close();
             throw new IllegalStateException("S3Proxy started but creating bucket " + BUCKET + " failed; its output: "
                     + tail(dir.resolve("s3proxy.log")), e);
         }
