@@ -1,6 +1,10 @@
 package io.nereus.pulsar;
 
+import io.nereus.error.Failures;
 import io.nereus.metadata.MetadataStore;
+import io.nereus.object.ObjectStore;
+import io.nereus.object.ObjectStoreConfig;
+import io.nereus.object.ObjectStores;
 import io.nereus.pulsar.config.NereusConfig;
 import io.nereus.pulsar.ledger.NereusManagedLedgerFactory;
 import io.nereus.pulsar.ledger.TopicNodes;
@@ -14,9 +18,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.common.util.OrderedExecutor;
 import org.apache.pulsar.broker.BookKeeperClientFactory;
@@ -42,15 +48,23 @@ import org.slf4j.LoggerFactory;
  * <p>Lifecycle: the broker calls {@link #initialize} once at start (invalid {@code nereus*} settings stop the broker
  * with a message naming the key) and {@link #close} at shutdown, possibly while topic closes are still in flight:
  * close waits a bounded time for the ledgers, then for the engine (its WAL seals its last slice and releases its
- * lease), then releases the metadata store and BookKeeper.
+ * lease), then releases the object store, the metadata store and BookKeeper.
+ *
+ * <p>The object store ({@code nereusObjectStoreType}) is opened at start, before the engine, and handed to it
+ * ({@link StreamStorage#objects()}), so a directory that cannot be locked, a missing bucket, wrong credentials or an
+ * unreachable endpoint stop the broker at start with a message naming the keys, even before anything writes an
+ * object.
  */
 public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
     public static final String NEREUS = "nereus";
     public static final String BOOKKEEPER = "bookkeeper";
     private static final Logger LOG = LoggerFactory.getLogger(NereusManagedLedgerStorage.class);
+    /** How long the broker's start waits for the object store to open (an S3 bucket check retries a while). */
+    static final long OBJECT_STORE_OPEN_SECONDS = 60;
 
     private ManagedLedgerClientFactory stock;
     private CompletableFuture<MetadataStore> metadataOpened;
+    private CompletableFuture<ObjectStore> objectsOpened;
     private ExecutorService metadataExecutor;
     private OrderedExecutor ledgerExecutor;
     private StreamStorage streams;
@@ -77,15 +91,19 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             metadataOpened = MetadataStore.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()),
                     config.metadataDirectory(), metadataExecutor);
             MetadataStore metadata = metadataOpened.get(30, TimeUnit.SECONDS);
+            objectsOpened = ObjectStores.open(config.objectStore());
+            ObjectStore objects = opened(objectsOpened, config.objectStore());
             String writerId = "nereus-" + conf.getAdvertisedAddress() + "-" + UUID.randomUUID();
-            streams = StreamStorage.create(config.storage(), bk, metadata, writerId, Clock.systemUTC());
+            streams = StreamStorage.create(config.storage(), bk, metadata, objects, writerId, Clock.systemUTC());
             ledgerExecutor = OrderedExecutor.newBuilder().name("nereus-ml")
                     .numThreads(Math.max(2, conf.getNumOrderedExecutorThreads())).build();
             factory = new NereusManagedLedgerFactory(metadata, streams, new TopicNodes(metadataStore), ledgerExecutor,
                     Clock.systemUTC(), config.storage().wal().writeQuorum());
             nereusClass = new NereusStorageClass(factory, bkClass);
-            LOG.info("Nereus storage started: writer={} metadataRoot={} fdb={}", writerId, config.metadataRoot(),
-                    config.fdbClusterFile().map(Object::toString).orElse("embedded at " + config.embeddedFdbDir()));
+            LOG.info("Nereus storage started: writer={} metadataRoot={} fdb={} objects={}", writerId,
+                    config.metadataRoot(),
+                    config.fdbClusterFile().map(Object::toString).orElse("embedded at " + config.embeddedFdbDir()),
+                    config.objectStore());
         } catch (Exception e) {
             closeQuietly();
             throw e;
@@ -136,6 +154,9 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
                         e);
             }
         }
+        if (objectsOpened != null) {
+            objectsOpened.thenAccept(ObjectStore::close); // now, or when an open that timed out completes
+        }
         if (ledgerExecutor != null) {
             ledgerExecutor.shutdown();
         }
@@ -151,6 +172,30 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             } catch (Exception e) {
                 LOG.warn("stock managed-ledger storage did not close cleanly", e);
             }
+        }
+    }
+
+    /**
+     * The store {@code opening} opens, within {@value #OBJECT_STORE_OPEN_SECONDS} s.
+     *
+     * @throws IllegalArgumentException naming the settings of {@code config} and why the store did not open
+     */
+    private static ObjectStore opened(CompletableFuture<ObjectStore> opening, ObjectStoreConfig config) {
+        String settings = config instanceof ObjectStoreConfig.S3 s3
+                ? "nereusObjectStoreType=s3 nereusS3Bucket=" + s3.bucket() + " nereusS3Endpoint="
+                        + s3.endpoint().map(Object::toString).orElse("(AWS S3)") + " nereusS3Region=" + s3.region()
+                : "nereusObjectStoreDir=" + ((ObjectStoreConfig.Filesystem) config).dir();
+        try {
+            return opening.get(OBJECT_STORE_OPEN_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalArgumentException(settings + ": the object store did not open: "
+                    + Failures.unwrap(e).getMessage(), Failures.unwrap(e));
+        } catch (TimeoutException e) {
+            throw new IllegalArgumentException(settings + ": the object store did not open within "
+                    + OBJECT_STORE_OPEN_SECONDS + " s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the object store opened", e);
         }
     }
 

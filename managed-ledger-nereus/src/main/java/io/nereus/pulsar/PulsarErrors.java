@@ -24,7 +24,8 @@ import org.apache.bookkeeper.mledger.ManagedLedgerException;
  * OFFSET_TRIMMED, DATA_LOSS, CHECKSUM_MISMATCH,
  * NOT_ENTRY_BOUNDARY                                        NonRecoverableLedgerException
  * every other code (the RETRIABLE_ ones, CORRUPT_DATA,
- * TARGET_MISSING)                                           ManagedLedgerException
+ * TARGET_MISSING, and the object store's OBJECT_EXISTS,
+ * RANGE_NOT_SATISFIABLE, OBJECT_STORE_REFUSED)              ManagedLedgerException
  * </pre>
  * A conditional write the metadata refused ({@link WriteOutcome}) maps as the code it means: {@code Fenced} as
  * FENCED, {@code UnknownStream} as NOT_FOUND. Engine codes keep their static message; the NereusException is

@@ -8,6 +8,7 @@ import io.nereus.generation.WalEvidenceRepair;
 import io.nereus.generation.WalTargetReader;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.MetadataStore;
+import io.nereus.object.ObjectStore;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSliceRecovery;
 import io.nereus.wal.WalWriter;
@@ -25,11 +26,12 @@ import org.apache.bookkeeper.client.BookKeeper;
 
 /**
  * One storage instance (one per broker): the WAL writer shared by all its streams, the WAL reader, the tail
- * cache and the generation resolver, over a BookKeeper client and a {@link MetadataStore} that the caller
- * owns and closes. Streams are opened by managed-ledger name; one handle per stream.
+ * cache and the generation resolver, over a BookKeeper client, a {@link MetadataStore} and an {@link ObjectStore}
+ * that the caller owns and closes. Streams are opened by managed-ledger name; one handle per stream.
  */
 public final class StreamStorage implements AutoCloseable {
     private final MetadataStore metadata;
+    private final ObjectStore objects;
     private final String writerId;
     private final ScheduledExecutorService scheduler;
     private final WalWriter writer;
@@ -39,9 +41,10 @@ public final class StreamStorage implements AutoCloseable {
     private final Map<String, CompletableFuture<NereusStream>> streams = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    private StreamStorage(StorageConfig config, BookKeeper bk, MetadataStore metadata, String writerId, Clock clock,
-            Function<WalReader, GenerationZeroRepair> repair) {
+    private StreamStorage(StorageConfig config, BookKeeper bk, MetadataStore metadata, ObjectStore objects,
+            String writerId, Clock clock, Function<WalReader, GenerationZeroRepair> repair) {
         this.metadata = Objects.requireNonNull(metadata, "metadata");
+        this.objects = Objects.requireNonNull(objects, "objects");
         this.writerId = Objects.requireNonNull(writerId, "writerId");
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "nereus-wal-timer");
@@ -61,11 +64,12 @@ public final class StreamStorage implements AutoCloseable {
     /**
      * A storage instance writing as {@code writerId} (the broker id, used as the writer id of its streams and
      * of its WAL slices). Missing generation-0 records are repaired from WAL evidence ({@link WalEvidenceRepair})
-     * within {@link StorageConfig#repairMaxEntries} batch reads and {@link #REPAIR_TIME_BUDGET}.
+     * within {@link StorageConfig#repairMaxEntries} batch reads and {@link #REPAIR_TIME_BUDGET}. Higher generations
+     * live in {@code objects}.
      */
-    public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata, String writerId,
-            Clock clock) {
-        return new StreamStorage(config, bk, metadata, writerId, clock,
+    public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata,
+            ObjectStore objects, String writerId, Clock clock) {
+        return new StreamStorage(config, bk, metadata, objects, writerId, clock,
                 r -> new WalEvidenceRepair(metadata.streams(), metadata.index(), r, config.repairMaxEntries(),
                         REPAIR_TIME_BUDGET, clock));
     }
@@ -101,6 +105,14 @@ public final class StreamStorage implements AutoCloseable {
         return metadata.catalog().deleteStream(managedLedgerName);
     }
 
+    /**
+     * The object store of this instance's higher generations, open until its owner closes it. Nothing writes or
+     * reads objects yet; the materializer and the object reads will, through here.
+     */
+    public ObjectStore objects() {
+        return objects;
+    }
+
     /** Changes the tail cache's byte bound (a broker's dynamic cache-size setting); shrinking evicts at once. */
     public void resizeTailCache(long maxBytes) {
         tail.resize(maxBytes);
@@ -125,8 +137,9 @@ public final class StreamStorage implements AutoCloseable {
     }
 
     /**
-     * Stops appends (pending ones fail CLOSED) and timers; the BookKeeper client and metadata stay open. Does not
-     * wait for the WAL writer to seal its last slice and release its lease: see {@link #closeAsync}.
+     * Stops appends (pending ones fail CLOSED) and timers; the BookKeeper client, the metadata and the object
+     * store stay open. Does not wait for the WAL writer to seal its last slice and release its lease: see
+     * {@link #closeAsync}.
      */
     @Override
     public void close() {

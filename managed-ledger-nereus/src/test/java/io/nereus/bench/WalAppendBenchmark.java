@@ -7,9 +7,11 @@ import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
+import io.nereus.object.ObjectStore;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
+import io.nereus.testing.EngineFixture;
 import io.nereus.wal.WalConfig;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -102,8 +104,9 @@ public final class WalAppendBenchmark {
                     wal.maxInFlightBatches(), fdbWrites);
 
             for (int streams : new int[] {1, 100}) {
-                try (StreamStorage storage = StreamStorage.create(StorageConfig.defaults().withWal(wal), bk, metadata,
-                        "bench-" + streams, Clock.systemUTC())) {
+                try (ObjectStore objects = EngineFixture.temporaryObjectStore();
+                        StreamStorage storage = StreamStorage.create(StorageConfig.defaults().withWal(wal), bk,
+                                metadata, objects, "bench-" + streams, Clock.systemUTC())) {
                     List<NereusStream> handles = new ArrayList<>();
                     for (int s = 0; s < streams; s++) {
                         NereusStream h = storage.openStream("bench-" + streams + "-" + s).get(30, TimeUnit.SECONDS);

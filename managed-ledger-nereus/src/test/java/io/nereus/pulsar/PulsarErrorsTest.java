@@ -38,6 +38,10 @@ class PulsarErrorsTest {
         TABLE.put(ErrorCode.RETRIABLE_REPAIR_INCOMPLETE, ManagedLedgerException.class);
         TABLE.put(ErrorCode.CORRUPT_DATA, ManagedLedgerException.class);
         TABLE.put(ErrorCode.TARGET_MISSING, ManagedLedgerException.class);
+        TABLE.put(ErrorCode.OBJECT_EXISTS, ManagedLedgerException.class);
+        TABLE.put(ErrorCode.RANGE_NOT_SATISFIABLE, ManagedLedgerException.class);
+        TABLE.put(ErrorCode.OBJECT_STORE_REFUSED, ManagedLedgerException.class);
+        TABLE.put(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED, ManagedLedgerException.class);
     }
 
     @Test

@@ -7,8 +7,15 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
+import io.nereus.object.FilesystemObjectStore;
+import io.nereus.object.ObjectStore;
+import io.nereus.object.ObjectStoreConfig;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,13 +24,14 @@ import org.apache.bookkeeper.client.BookKeeper;
 
 /**
  * One engine test's world: an in-memory EmbeddedFdb with the Nereus metadata under {@code ("nereus", root)},
- * a client of the class's in-process bookie, and the storage instances the test creates, all closed by
- * {@link #close()}.
+ * a client of the class's in-process bookie, a filesystem object store in a new directory, and the storage
+ * instances the test creates, all closed by {@link #close()}.
  */
 public final class EngineFixture implements AutoCloseable {
     public final EmbeddedFdb fdb;
     public final MetadataStore metadata;
     public final BookKeeper bk;
+    public final ObjectStore objects;
     private final List<StreamStorage> storages = new ArrayList<>();
 
     public EngineFixture(BookKeeperCluster cluster, String root) {
@@ -31,6 +39,7 @@ public final class EngineFixture implements AutoCloseable {
         metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", root))),
                 fdb.getExecutor()));
         bk = cluster.newClient();
+        objects = temporaryObjectStore();
     }
 
     /** A storage instance writing as {@code writerId}, closed with the fixture. */
@@ -40,17 +49,31 @@ public final class EngineFixture implements AutoCloseable {
 
     /** A storage instance writing as {@code writerId} and reading time from {@code clock}, closed with the fixture. */
     public StreamStorage storage(String writerId, StorageConfig config, Clock clock) {
-        StreamStorage s = StreamStorage.create(config, bk, metadata, writerId, clock);
+        StreamStorage s = StreamStorage.create(config, bk, metadata, objects, writerId, clock);
         storages.add(s);
         return s;
     }
 
-    /** Closes the storage instances (each seals its last slice and releases its lease), then the metadata. */
+    /** A filesystem object store in a new directory under java.io.tmpdir (target/ in Maven runs). */
+    public static ObjectStore temporaryObjectStore() {
+        try {
+            Path dir = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "objects-");
+            return await(FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(dir)));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Closes the storage instances (each seals its last slice and releases its lease), then the object store and
+     * the metadata.
+     */
     @Override
     public void close() {
         List<CompletableFuture<Void>> closing = new ArrayList<>();
         storages.forEach(s -> closing.add(s.closeAsync()));
         await(CompletableFuture.allOf(closing.toArray(new CompletableFuture<?>[0])));
+        objects.close();
         fdb.close();
     }
 }

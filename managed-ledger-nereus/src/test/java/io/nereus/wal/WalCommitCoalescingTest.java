@@ -20,9 +20,11 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalTarget;
+import io.nereus.object.ObjectStore;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
+import io.nereus.testing.EngineFixture;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -68,6 +70,7 @@ class WalCommitCoalescingTest {
     private ScheduledExecutorService scheduler;
     private WalWriter writer;
     private StreamStorage readers;
+    private ObjectStore objects;
 
     @BeforeEach
     void setUp() {
@@ -78,7 +81,8 @@ class WalCommitCoalescingTest {
         scheduler = Executors.newSingleThreadScheduledExecutor();
         writer = new WalWriter(bk, writerMetadata.streams(), metadata.slices(), WAL, "broker-a", scheduler,
                 Clock.systemUTC());
-        readers = StreamStorage.create(StorageConfig.defaults().withWal(WAL), bk, metadata, "reader",
+        objects = EngineFixture.temporaryObjectStore();
+        readers = StreamStorage.create(StorageConfig.defaults().withWal(WAL), bk, metadata, objects, "reader",
                 Clock.systemUTC());
     }
 
@@ -87,6 +91,7 @@ class WalCommitCoalescingTest {
         gate.complete(null);
         writer.close();
         readers.close();
+        objects.close();
         scheduler.shutdownNow();
         fdb.close();
     }

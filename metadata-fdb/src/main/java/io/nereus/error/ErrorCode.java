@@ -23,7 +23,7 @@ public enum ErrorCode {
     NOT_ENTRY_BOUNDARY(false, "offset is not the first offset of an entry"),
     /** The stream does not accept appends in its state (sealed, deleting) or this handle is not its writer. */
     NOT_WRITABLE(false, "stream does not accept appends"),
-    /** The storage instance (or its WAL writer) is closed. */
+    /** The storage instance (or its WAL writer, or its object store) is closed. */
     CLOSED(false, "storage is closed"),
     /** Committed data is provably gone: an invariant was violated. */
     DATA_LOSS(false, "committed data is missing"),
@@ -63,7 +63,30 @@ public enum ErrorCode {
      * A physical target (a WAL slice's ledger or one of its entries, an object) does not exist. Context: where it
      * was looked for. The stream reports DATA_LOSS when no other representation serves the offset.
      */
-    TARGET_MISSING(false, "stored data does not exist at its target");
+    TARGET_MISSING(false, "stored data does not exist at its target"),
+    /**
+     * An object store refused to create an object: an object of that name exists (objects are never overwritten),
+     * or, in the filesystem store, the name clashes with a directory of other objects' names. The existing object
+     * is untouched. Context: {@code name}.
+     */
+    OBJECT_EXISTS(false, "object already exists"),
+    /**
+     * A ranged object read asked for bytes beyond the object's end. Context: {@code name}, {@code offset},
+     * {@code length}. A reader of a recorded target reports CORRUPT_DATA: the object is not the one recorded.
+     */
+    RANGE_NOT_SATISFIABLE(false, "byte range is not within the object"),
+    /**
+     * The object store refused the request for a reason retrying cannot change until the store or its
+     * configuration does: access denied, no such bucket, a request it does not support (such as a conditional
+     * write). Context: {@code name} or {@code bucket}, the HTTP {@code status} and the store's {@code errorCode}.
+     */
+    OBJECT_STORE_REFUSED(false, "object store refused the request"),
+    /**
+     * An object store request failed transiently (an I/O error, a network failure or timeout, a throttled or
+     * failed server); the same call may succeed later. A failed put may or may not have created the object:
+     * callers put under a new name, the other is garbage. Context: {@code name} and what failed.
+     */
+    RETRIABLE_OBJECT_STORE_FAILED(true, "object store request failed");
 
     private final boolean retriable;
     private final String message;

@@ -11,7 +11,9 @@ import org.junit.jupiter.api.Test;
  * The retriable flag of every code, as its callers rely on it: a stream re-reads its head and accepts the next
  * append after a RETRIABLE_ append failure and stops for good after FENCED; a reader may retry a RETRIABLE_ read
  * failure (nothing negative was cached) and never succeeds after OFFSET_TRIMMED, DATA_LOSS or CHECKSUM_MISMATCH;
- * undecodable metadata, corrupt or missing stored data do not change by reading them again.
+ * undecodable metadata, corrupt or missing stored data do not change by reading them again; an object that exists,
+ * a range beyond an object's end or a request the object store refuses stay so, while a failed object store
+ * request may succeed when repeated.
  */
 class ErrorCodeTest {
     private static final Map<ErrorCode, Boolean> RETRIABLE = new EnumMap<>(ErrorCode.class);
@@ -33,6 +35,10 @@ class ErrorCodeTest {
         RETRIABLE.put(ErrorCode.METADATA_FORMAT, false);
         RETRIABLE.put(ErrorCode.CORRUPT_DATA, false);
         RETRIABLE.put(ErrorCode.TARGET_MISSING, false);
+        RETRIABLE.put(ErrorCode.OBJECT_EXISTS, false);
+        RETRIABLE.put(ErrorCode.RANGE_NOT_SATISFIABLE, false);
+        RETRIABLE.put(ErrorCode.OBJECT_STORE_REFUSED, false);
+        RETRIABLE.put(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED, true);
     }
 
     @Test

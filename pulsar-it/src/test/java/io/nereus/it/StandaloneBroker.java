@@ -33,9 +33,9 @@ import org.slf4j.LoggerFactory;
  * A real Pulsar 4.0.8 standalone broker in this JVM: one bookie, RocksDB metadata, the managed-ledger storage
  * chosen by {@link StorageMode}, ephemeral ports, advertised on 127.0.0.1.
  *
- * <p>Data lives under {@code <workDir>/brokers/<name>/} (bookie data, Nereus metadata), except the RocksDB
- * metadata store, which {@link PulsarStandalone} always puts in {@code data/metadata} relative to the working
- * directory (it has no setter). The harness therefore requires the working directory to be the configured work
+ * <p>Data lives under {@code <workDir>/brokers/<name>/} (bookie data, Nereus metadata and objects), except the
+ * RocksDB metadata store, which {@link PulsarStandalone} always puts in {@code data/metadata} relative to the
+ * working directory (it has no setter). The harness therefore requires the working directory to be the configured work
  * directory (surefire's {@code workingDirectory}) and allows one running broker per JVM: a fresh broker wipes
  * {@code data/metadata}, {@link #restart()} reuses it.
  *
@@ -55,6 +55,9 @@ public final class StandaloneBroker implements AutoCloseable {
 
     /** Broker setting read by the Nereus plugin: where its embedded FoundationDB keeps durable metadata. */
     public static final String NEREUS_FDB_DIR_KEY = "nereusEmbeddedFdbDir";
+
+    /** Broker setting read by the Nereus plugin: the directory of its filesystem object store. */
+    public static final String NEREUS_OBJECTS_DIR_KEY = "nereusObjectStoreDir";
 
     private static final String NEREUS_STORAGE_CLASS = StorageMode.NEREUS.storageClassName();
     private static final String BOOKIE_CONF_RESOURCE = "/standalone-bookie.conf";
@@ -260,6 +263,7 @@ public final class StandaloneBroker implements AutoCloseable {
         conf.setManagedLedgerStorageClassName(storage.storageClassName());
         if (storage == StorageMode.NEREUS) {
             conf.getProperties().setProperty(NEREUS_FDB_DIR_KEY, brokerDir.resolve("nereus").toString());
+            conf.getProperties().setProperty(NEREUS_OBJECTS_DIR_KEY, brokerDir.resolve("nereus-objects").toString());
         }
         customize.accept(conf);
         return s;

@@ -2,7 +2,13 @@ package io.nereus.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nereus.object.FilesystemObjectStore;
+import io.nereus.object.ObjectStoreConfig;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -53,5 +59,19 @@ class StandaloneBrokerTest {
         String configured = BROKER.admin().brokers().getRuntimeConfigurations().get("managedLedgerStorageClassName");
         assertThat(configured).isEqualTo(StorageMode.current().storageClassName());
         assertThat(BROKER.broker().webServiceUrl()).startsWith("http://127.0.0.1:");
+    }
+
+    @Test
+    void broker_onNereus_holdsItsObjectStoreInTheBrokerDirectory() {
+        assumeTrue(BROKER.broker().storage() == StorageMode.NEREUS, "the object store is the plugin's");
+        Path objects = Path.of(System.getProperty(StandaloneBroker.WORK_DIR_PROPERTY), "brokers",
+                StandaloneBrokerTest.class.getSimpleName(), "nereus-objects");
+
+        Throwable second = catchThrowable(() -> FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(objects))
+                .get(30, TimeUnit.SECONDS));
+
+        assertThat(objects.resolve(".tmp")).isDirectory();
+        assertThat(second).as("a second open of the directory the broker's store holds").isNotNull()
+                .hasMessageContaining("has the directory open");
     }
 }

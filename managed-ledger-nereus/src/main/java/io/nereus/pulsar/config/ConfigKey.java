@@ -30,6 +30,8 @@ public record ConfigKey<T>(String name, ConfigType<T> type, Function<ServiceConf
 
     /** Prefix of every Nereus key; any other broker.conf key with it is refused as unknown. */
     public static final String PREFIX = "nereus";
+    /** What messages show instead of a secret value. */
+    static final String HIDDEN = "(hidden)";
 
     public ConfigKey {
         Objects.requireNonNull(name, "name");
@@ -56,7 +58,7 @@ public record ConfigKey<T>(String name, ConfigType<T> type, Function<ServiceConf
         T value;
         if (text.isPresent()) {
             value = type.parse(text.get()).orElseThrow(() -> new IllegalArgumentException(
-                    name + "=" + text.get() + ": must be " + type.expected() + ", " + allowed));
+                    name + "=" + shown(text.get()) + ": must be " + type.expected() + ", " + allowed));
         } else {
             value = defaultValue.apply(conf);
         }
@@ -65,6 +67,11 @@ public record ConfigKey<T>(String name, ConfigType<T> type, Function<ServiceConf
             throw setting.invalid(allowed);
         }
         return setting;
+    }
+
+    /** {@code text} as messages show this key's value: {@value #HIDDEN} for a secret. */
+    String shown(String text) {
+        return type.secret() && !text.isEmpty() ? HIDDEN : text;
     }
 
     /**
@@ -79,8 +86,13 @@ public record ConfigKey<T>(String name, ConfigType<T> type, Function<ServiceConf
         String describe() {
             String shown = value instanceof Optional<?> o ? o.map(String::valueOf).orElse("")
                     : value == null ? "" : String.valueOf(value);
-            return raw.map(r -> key.name() + "=" + r)
-                    .orElseGet(() -> key.name() + "=" + shown + " (default: " + key.defaultDoc() + ")");
+            return raw.map(r -> key.name() + "=" + key.shown(r))
+                    .orElseGet(() -> key.name() + "=" + key.shown(shown) + " (default: " + key.defaultDoc() + ")");
+        }
+
+        /** True when the value is the key's default (set to it, or not set). */
+        boolean isDefault(ServiceConfiguration conf) {
+            return Objects.equals(value, key.defaultValue().apply(conf));
         }
 
         IllegalArgumentException invalid(String requirement) {

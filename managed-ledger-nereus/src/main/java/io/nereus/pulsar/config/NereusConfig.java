@@ -3,9 +3,19 @@ package io.nereus.pulsar.config;
 import static io.nereus.pulsar.config.NereusConfigKeys.EMBEDDED_FDB_DIR;
 import static io.nereus.pulsar.config.NereusConfigKeys.FDB_CLUSTER_FILE;
 import static io.nereus.pulsar.config.NereusConfigKeys.METADATA_ROOT;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_DIR;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_TYPE;
 import static io.nereus.pulsar.config.NereusConfigKeys.READ_CACHED_BATCHES;
 import static io.nereus.pulsar.config.NereusConfigKeys.READ_CACHED_RESOLUTIONS;
 import static io.nereus.pulsar.config.NereusConfigKeys.REPAIR_MAX_BATCHES;
+import static io.nereus.pulsar.config.NereusConfigKeys.S3_ACCESS_KEY;
+import static io.nereus.pulsar.config.NereusConfigKeys.S3_BUCKET;
+import static io.nereus.pulsar.config.NereusConfigKeys.S3_ENDPOINT;
+import static io.nereus.pulsar.config.NereusConfigKeys.S3_PART_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.S3_PATH_STYLE;
+import static io.nereus.pulsar.config.NereusConfigKeys.S3_PREFIX;
+import static io.nereus.pulsar.config.NereusConfigKeys.S3_REGION;
+import static io.nereus.pulsar.config.NereusConfigKeys.S3_SECRET_KEY;
 import static io.nereus.pulsar.config.NereusConfigKeys.TAIL_CACHE_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_ACK_QUORUM;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_COMMIT_MAX_APPENDS;
@@ -21,6 +31,8 @@ import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITER_LEASE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITE_QUORUM;
 
+import io.nereus.object.ObjectStoreConfig;
+import io.nereus.object.S3Credentials;
 import io.nereus.pulsar.config.ConfigKey.Setting;
 import io.nereus.stream.StorageConfig;
 import io.nereus.wal.WalConfig;
@@ -46,9 +58,11 @@ import org.apache.pulsar.broker.ServiceConfiguration;
  * @param embeddedFdbDir the embedded engine's durable directory (relative: to the broker's working directory)
  * @param metadataRoot   the FoundationDB directory of this cluster's metadata is {@code ("nereus", metadataRoot)}
  * @param storage        the engine's settings (WAL, caches, repair budget)
+ * @param objectStore    where objects are kept (the filesystem store's directory, or the S3 bucket and client
+ *                       settings)
  */
 public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, String metadataRoot,
-        StorageConfig storage) {
+        StorageConfig storage, ObjectStoreConfig objectStore) {
 
     /** First element of the FoundationDB directory path of Nereus metadata. */
     public static final String DIRECTORY_PREFIX = "nereus";
@@ -58,6 +72,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
         Objects.requireNonNull(embeddedFdbDir, "embeddedFdbDir");
         Objects.requireNonNull(metadataRoot, "metadataRoot");
         Objects.requireNonNull(storage, "storage");
+        Objects.requireNonNull(objectStore, "objectStore");
         if (metadataRoot.isBlank()) {
             throw new IllegalArgumentException("metadataRoot must not be blank");
         }
@@ -113,7 +128,51 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
             throw new IllegalArgumentException("the nereusWal*, nereusRead*, nereusRepairMaxBatches and "
                     + "nereusTailCacheBytes settings are inconsistent: " + e.getMessage(), e);
         }
-        return new NereusConfig(clusterFile, embeddedDir, root, storage);
+        return new NereusConfig(clusterFile, embeddedDir, root, storage, objectStore(raw, conf));
+    }
+
+    /**
+     * The object store settings. With {@code filesystem}, every {@code nereusS3*} key must keep its default (a
+     * bucket set while the type was forgotten must not pass silently); with {@code s3}, {@code nereusObjectStoreDir}
+     * must, the bucket is required and the two credential keys go together.
+     */
+    private static ObjectStoreConfig objectStore(Map<String, String> raw, ServiceConfiguration conf) {
+        String type = get(OBJECT_STORE_TYPE, raw, conf).value();
+        Setting<Path> dir = get(OBJECT_STORE_DIR, raw, conf);
+        List<Setting<?>> s3 = new ArrayList<>();
+        for (ConfigKey<?> key : NereusConfigKeys.S3_KEYS) {
+            s3.add(get(key, raw, conf));
+        }
+        if (type.equals(NereusConfigKeys.FILESYSTEM)) {
+            for (Setting<?> s : s3) {
+                requireDefault(s, conf, NereusConfigKeys.S3);
+            }
+            return ObjectStoreConfig.Filesystem.of(dir.value());
+        }
+        requireDefault(dir, conf, NereusConfigKeys.FILESYSTEM);
+        Setting<Optional<String>> bucket = get(S3_BUCKET, raw, conf);
+        Setting<Optional<String>> accessKey = get(S3_ACCESS_KEY, raw, conf);
+        Setting<Optional<String>> secretKey = get(S3_SECRET_KEY, raw, conf);
+        if (bucket.value().isEmpty()) {
+            throw bucket.invalid("set when " + OBJECT_STORE_TYPE.name() + "=" + NereusConfigKeys.S3);
+        }
+        if (accessKey.value().isPresent() != secretKey.value().isPresent()) {
+            Setting<Optional<String>> unset = accessKey.value().isEmpty() ? accessKey : secretKey;
+            Setting<Optional<String>> set = unset == accessKey ? secretKey : accessKey;
+            throw unset.invalid("set when " + set.key().name() + " is set");
+        }
+        Optional<S3Credentials> credentials = accessKey.value()
+                .map(a -> new S3Credentials(a, secretKey.value().orElseThrow()));
+        return new ObjectStoreConfig.S3(bucket.value().get(), get(S3_PREFIX, raw, conf).value(),
+                get(S3_ENDPOINT, raw, conf).value(), get(S3_REGION, raw, conf).value(),
+                get(S3_PATH_STYLE, raw, conf).value(), credentials, get(S3_PART_BYTES, raw, conf).value());
+    }
+
+    private static void requireDefault(Setting<?> s, ServiceConfiguration conf, String type) {
+        if (!s.isDefault(conf)) {
+            throw s.invalid("the default (" + s.key().defaultDoc() + ") unless " + OBJECT_STORE_TYPE.name() + "="
+                    + type);
+        }
     }
 
     /** The settings table, in documentation order. */
@@ -144,14 +203,22 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
         List<String> problems = new ArrayList<>();
         for (Map.Entry<String, String> e : raw.entrySet()) {
             if (keys().stream().noneMatch(k -> k.name().equals(e.getKey()))) {
-                problems.add(e.getKey() + "=" + e.getValue().trim() + ": not a Nereus key"
-                        + closest(e.getKey()).map(k -> " (did you mean " + k + "?)").orElse(""));
+                Optional<String> closest = closest(e.getKey());
+                problems.add(e.getKey() + "=" + shownUnknown(e.getKey(), closest, e.getValue().trim())
+                        + ": not a Nereus key" + closest.map(k -> " (did you mean " + k + "?)").orElse(""));
             }
         }
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException(String.join("; ", problems) + ". Known keys: "
                     + keys().stream().map(ConfigKey::name).collect(Collectors.joining(", ")));
         }
+    }
+
+    /** An unknown key's value as messages show it: hidden when the key looks like a misspelt secret. */
+    private static String shownUnknown(String key, Optional<String> closest, String value) {
+        boolean secret = key.toLowerCase(Locale.ROOT).contains("secret") || closest.flatMap(c -> keys().stream()
+                .filter(k -> k.name().equals(c)).findFirst()).map(k -> k.type().secret()).orElse(false);
+        return secret && !value.isEmpty() ? ConfigKey.HIDDEN : value;
     }
 
     /** The known key nearest to {@code unknown} (same letters ignoring case, or at most 3 edits away). */

@@ -1,7 +1,9 @@
 package io.nereus.pulsar.config;
 
+import io.nereus.object.ObjectStoreConfig;
 import io.nereus.stream.StorageConfig;
 import io.nereus.wal.WalConfig;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -124,13 +126,88 @@ public final class NereusConfigKeys {
             STORAGE.repairMaxEntries(), ">= 1", v -> v >= 1,
             "WAL batches one generation-0 repair (rebuilding a missing index record from WAL evidence) may read.");
 
+    /** The values of {@link #OBJECT_STORE_TYPE}. */
+    public static final String FILESYSTEM = "filesystem";
+    public static final String S3 = "s3";
+
+    public static final ConfigKey<String> OBJECT_STORE_TYPE = new ConfigKey<>("nereusObjectStoreType",
+            ConfigType.STRING, c -> FILESYSTEM, FILESYSTEM, FILESYSTEM + " or " + S3,
+            t -> t.equals(FILESYSTEM) || t.equals(S3),
+            "Where read-optimized objects (higher generations) are kept: filesystem, a local directory "
+                    + "(nereusObjectStoreDir) for a single broker, or s3, a bucket of AWS S3 or an S3-compatible "
+                    + "server shared by the cluster's brokers (the nereusS3* keys).");
+
+    public static final ConfigKey<Path> OBJECT_STORE_DIR = new ConfigKey<>("nereusObjectStoreDir",
+            ConfigType.PATH, c -> Path.of("data", "nereus", "objects"), "data/nereus/objects",
+            "a directory path, not an existing file", p -> !Files.isRegularFile(p),
+            "Directory of the filesystem object store, beside nereusEmbeddedFdbDir; a relative path is resolved "
+                    + "against the broker's working directory. One broker at a time uses it (it is locked while "
+                    + "open). Only with nereusObjectStoreType=filesystem.");
+
+    public static final ConfigKey<Optional<String>> S3_BUCKET = new ConfigKey<>("nereusS3Bucket",
+            ConfigType.OPTIONAL_STRING, c -> Optional.empty(), "empty",
+            "3 to 63 of a-z 0-9 . - with a letter or digit at both ends",
+            b -> b.isEmpty() || ObjectStoreConfig.S3.validBucket(b.get()),
+            "The S3 bucket of the object store; it must exist. Required with nereusObjectStoreType=s3.");
+
+    public static final ConfigKey<String> S3_PREFIX = new ConfigKey<>("nereusS3Prefix",
+            ConfigType.STRING, c -> "", "empty",
+            "segments of a-z 0-9 - _ . joined by /, at most " + ObjectStoreConfig.S3.MAX_PREFIX_LENGTH
+                    + " characters",
+            ObjectStoreConfig.S3::validPrefix,
+            "Key prefix of this cluster's objects in the bucket: the object n is the key prefix/n (n alone when "
+                    + "empty). No leading or trailing /, and no segment starting with a dot. Clusters sharing a "
+                    + "bucket use different prefixes.");
+
+    public static final ConfigKey<Optional<URI>> S3_ENDPOINT = new ConfigKey<>("nereusS3Endpoint",
+            ConfigType.OPTIONAL_URL, c -> Optional.empty(), "empty", "an http:// or https:// URL with a host",
+            u -> u.isEmpty() || ObjectStoreConfig.S3.validEndpoint(u.get()),
+            "URL of an S3-compatible server, such as http://127.0.0.1:9000. Empty: AWS S3's endpoint of "
+                    + "nereusS3Region.");
+
+    public static final ConfigKey<String> S3_REGION = new ConfigKey<>("nereusS3Region",
+            ConfigType.STRING, c -> "us-east-1", "us-east-1", "lowercase letters and digits in words joined by -",
+            ObjectStoreConfig.S3::validRegion,
+            "Region the S3 requests are signed for: the bucket's region on AWS S3; S3-compatible servers mostly "
+                    + "accept any.");
+
+    public static final ConfigKey<Boolean> S3_PATH_STYLE = new ConfigKey<>("nereusS3PathStyle",
+            ConfigType.BOOLEAN, c -> false, "false", "true or false", v -> true,
+            "Address the bucket in the URL path (endpoint/bucket/key), as most S3-compatible servers need, "
+                    + "instead of in the host name (bucket.endpoint/key), as AWS S3 does.");
+
+    public static final ConfigKey<Optional<String>> S3_ACCESS_KEY = new ConfigKey<>("nereusS3AccessKey",
+            ConfigType.OPTIONAL_STRING, c -> Optional.empty(), "empty",
+            "an access key id, set together with nereusS3SecretKey", k -> k.isEmpty() || !k.get().isBlank(),
+            "Access key id of static S3 credentials. Empty, with nereusS3SecretKey empty too: the AWS SDK's "
+                    + "default credentials chain (the AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY environment "
+                    + "variables, Java system properties, the ~/.aws profile files, a container or instance role).");
+
+    public static final ConfigKey<Optional<String>> S3_SECRET_KEY = new ConfigKey<>("nereusS3SecretKey",
+            ConfigType.SECRET, c -> Optional.empty(), "empty",
+            "a secret access key, set together with nereusS3AccessKey", k -> k.isEmpty() || !k.get().isBlank(),
+            "Secret access key of static S3 credentials; messages never show it. Keep the file readable by the "
+                    + "broker's user only, or leave both keys empty and use the default chain.");
+
+    public static final ConfigKey<Long> S3_PART_BYTES = longKey("nereusS3PartBytes",
+            ObjectStoreConfig.S3.DEFAULT_PART_BYTES,
+            ObjectStoreConfig.S3.MIN_PART_BYTES + " to " + ObjectStoreConfig.S3.MAX_PART_BYTES,
+            v -> v >= ObjectStoreConfig.S3.MIN_PART_BYTES && v <= ObjectStoreConfig.S3.MAX_PART_BYTES,
+            "An object larger than this is uploaded to S3 in parts of this many bytes (a multipart upload of at "
+                    + "most 10000 parts).");
+
+    /** The keys that only mean something with {@code nereusObjectStoreType=s3}. */
+    static final List<ConfigKey<?>> S3_KEYS = List.of(S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE,
+            S3_ACCESS_KEY, S3_SECRET_KEY, S3_PART_BYTES);
+
     /** Every key, in documentation order. */
     static final List<ConfigKey<?>> ALL = List.of(FDB_CLUSTER_FILE, EMBEDDED_FDB_DIR, METADATA_ROOT,
             WAL_ENSEMBLE_SIZE, WAL_WRITE_QUORUM, WAL_ACK_QUORUM, WAL_FLUSH_BYTES, WAL_FLUSH_DELAY_MICROS,
             WAL_MAX_BATCH_BYTES, WAL_MAX_IN_FLIGHT_BATCHES, WAL_SLICE_MAX_BYTES, WAL_SLICE_MAX_AGE_SECONDS,
             WAL_COMMIT_MAX_BATCHES, WAL_COMMIT_MAX_APPENDS, WAL_WRITER_LEASE_SECONDS, WAL_RECOVERY_INTERVAL_SECONDS,
-            TAIL_CACHE_BYTES, READ_CACHED_BATCHES,
-            READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES);
+            TAIL_CACHE_BYTES, READ_CACHED_BATCHES, READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES, OBJECT_STORE_TYPE,
+            OBJECT_STORE_DIR, S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE, S3_ACCESS_KEY, S3_SECRET_KEY,
+            S3_PART_BYTES);
 
     private NereusConfigKeys() {
     }

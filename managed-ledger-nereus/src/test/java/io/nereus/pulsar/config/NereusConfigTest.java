@@ -1,9 +1,12 @@
 package io.nereus.pulsar.config;
 
+import io.nereus.object.ObjectStoreConfig;
+import io.nereus.object.S3Credentials;
 import io.nereus.pulsar.NereusManagedLedgerStorage;
 import io.nereus.stream.StorageConfig;
 import io.nereus.wal.WalConfig;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,6 +49,7 @@ class NereusConfigTest {
         assertThat(c.embeddedFdbDir()).isEqualTo(Path.of("data/nereus/metadata"));
         assertThat(c.metadataRoot()).isEqualTo("cluster-a");
         assertThat(c.metadataDirectory()).containsExactly("nereus", "cluster-a");
+        assertThat(c.objectStore()).isEqualTo(ObjectStoreConfig.Filesystem.of(Path.of("data/nereus/objects")));
         StorageConfig expected = StorageConfig.defaults().withWal(WalConfig.defaults().withQuorums(
                 conf.getManagedLedgerDefaultEnsembleSize(), conf.getManagedLedgerDefaultWriteQuorum(),
                 conf.getManagedLedgerDefaultAckQuorum()));
@@ -118,7 +122,121 @@ class NereusConfigTest {
                 parsed("nereusTailCacheBytes", "0", c -> c.storage().tailCacheBytes(), 0L),
                 parsed("nereusReadCachedBatches", "7", c -> c.storage().cachedBatches(), 7),
                 parsed("nereusReadCachedResolutions", "12345", c -> c.storage().cachedResolutions(), 12345),
-                parsed("nereusRepairMaxBatches", "99", c -> c.storage().repairMaxEntries(), 99));
+                parsed("nereusRepairMaxBatches", "99", c -> c.storage().repairMaxEntries(), 99),
+                parsed("nereusObjectStoreType", "filesystem", c -> c.objectStore().getClass(),
+                        ObjectStoreConfig.Filesystem.class),
+                parsed("nereusObjectStoreDir", "/var/lib/nereus/objects", c -> c.objectStore(),
+                        ObjectStoreConfig.Filesystem.of(Path.of("/var/lib/nereus/objects"))));
+    }
+
+    /** With nereusObjectStoreType=s3 and a bucket, each S3 key lands in its field of the S3 configuration. */
+    static Stream<Arguments> everyS3KeyParsed() {
+        return Stream.of(
+                s3("nereusObjectStoreType", "s3", ObjectStoreConfig.S3::bucket, "bucket-1"),
+                s3("nereusS3Bucket", "other.bucket", ObjectStoreConfig.S3::bucket, "other.bucket"),
+                s3("nereusS3Prefix", "nereus/prod", ObjectStoreConfig.S3::prefix, "nereus/prod"),
+                s3("nereusS3Endpoint", "http://127.0.0.1:9000", ObjectStoreConfig.S3::endpoint,
+                        Optional.of(URI.create("http://127.0.0.1:9000"))),
+                s3("nereusS3Region", "eu-central-1", ObjectStoreConfig.S3::region, "eu-central-1"),
+                s3("nereusS3PathStyle", "TRUE", ObjectStoreConfig.S3::pathStyle, true),
+                s3("nereusS3PathStyle", "false", ObjectStoreConfig.S3::pathStyle, false),
+                s3("nereusS3PartBytes", "5242880", ObjectStoreConfig.S3::partBytes, 5_242_880L));
+    }
+
+    private static Arguments s3(String key, String text, Function<ObjectStoreConfig.S3, Object> read,
+            Object expected) {
+        return Arguments.of(key, text, read, expected);
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @MethodSource("everyS3KeyParsed")
+    void from_s3KeySet_parsesIntoTheS3Config(String key, String text, Function<ObjectStoreConfig.S3, Object> read,
+            Object expected) {
+        ServiceConfiguration conf = broker("nereusObjectStoreType", "s3", "nereusS3Bucket", "bucket-1");
+        conf.getProperties().setProperty(key, text);
+
+        ObjectStoreConfig.S3 s3 = (ObjectStoreConfig.S3) NereusConfig.from(conf).objectStore();
+
+        assertThat(read.apply(s3)).isEqualTo(expected);
+    }
+
+    @Test
+    void from_s3Defaults_awsEndpointOfUsEast1_virtualHosted_defaultCredentialChain_8MiBParts() {
+        ObjectStoreConfig.S3 s3 = (ObjectStoreConfig.S3) NereusConfig.from(broker("nereusObjectStoreType", "s3",
+                "nereusS3Bucket", "bucket-1")).objectStore();
+
+        assertThat(s3).isEqualTo(new ObjectStoreConfig.S3("bucket-1", "", Optional.empty(), "us-east-1", false,
+                Optional.empty(), 8L << 20));
+    }
+
+    @Test
+    void from_s3StaticKeys_becomeTheCredentials() {
+        ObjectStoreConfig.S3 s3 = (ObjectStoreConfig.S3) NereusConfig.from(broker("nereusObjectStoreType", "s3",
+                "nereusS3Bucket", "bucket-1", "nereusS3AccessKey", "AKIA1", "nereusS3SecretKey", "s3cr3t"))
+                .objectStore();
+
+        assertThat(s3.credentials()).contains(new S3Credentials("AKIA1", "s3cr3t"));
+    }
+
+    @Test
+    void from_s3WithoutBucket_refusedNamingTheBucketKey() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusObjectStoreType", "s3")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusS3Bucket= (default: empty): must be set when nereusObjectStoreType=s3");
+    }
+
+    @Test
+    void from_s3KeySetWhileTheStoreIsTheFilesystem_refusedNamingTheKey() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusS3Bucket", "bucket-1")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusS3Bucket=bucket-1: must be the default (empty) unless nereusObjectStoreType=s3");
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusS3PathStyle", "true")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusS3PathStyle=true: must be the default (false) unless nereusObjectStoreType=s3");
+    }
+
+    @Test
+    void from_s3KeysAtTheirDefaultsWithTheFilesystemStore_accepted() {
+        NereusConfig c = NereusConfig.from(broker("nereusS3PathStyle", "false", "nereusS3Region", "us-east-1",
+                "nereusS3PartBytes", "8388608"));
+
+        assertThat(c.objectStore()).isInstanceOf(ObjectStoreConfig.Filesystem.class);
+    }
+
+    @Test
+    void from_objectStoreDirSetWhileTheStoreIsS3_refusedNamingTheKey() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusObjectStoreType", "s3", "nereusS3Bucket", "b-1",
+                "nereusObjectStoreDir", "/srv/objects")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusObjectStoreDir=/srv/objects: must be the default (data/nereus/objects) unless "
+                        + "nereusObjectStoreType=filesystem");
+    }
+
+    @Test
+    void from_oneCredentialKeyWithoutTheOther_refusedNamingTheMissingOne() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusObjectStoreType", "s3", "nereusS3Bucket", "b-1",
+                "nereusS3AccessKey", "AKIA1")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusS3SecretKey= (default: empty): must be set when nereusS3AccessKey is set");
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusObjectStoreType", "s3", "nereusS3Bucket", "b-1",
+                "nereusS3SecretKey", "s3cr3t")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusS3AccessKey= (default: empty): must be set when nereusS3SecretKey is set")
+                .hasMessageNotContaining("s3cr3t");
+    }
+
+    @Test
+    void messages_neverShowTheSecretKey() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusS3SecretKey", "s3cr3t")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusS3SecretKey=(hidden): must be the default (empty) unless nereusObjectStoreType=s3");
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusS3SecretKy", "s3cr3t")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("nereusS3SecretKy=(hidden): not a Nereus key (did you mean nereusS3SecretKey?)")
+                .hasMessageNotContaining("s3cr3t");
+        ServiceConfiguration conf = broker("nereusObjectStoreType", "s3", "nereusS3Bucket", "b-1",
+                "nereusS3AccessKey", "AKIA1", "nereusS3SecretKey", "s3cr3t");
+        assertThat(NereusConfig.from(conf).toString()).doesNotContain("s3cr3t");
     }
 
     private static Arguments parsed(String key, String text, Function<NereusConfig, Object> read, Object expected) {
@@ -147,6 +265,8 @@ class NereusConfigTest {
         Set<String> covered = new HashSet<>(List.of("nereusFdbClusterFile", "nereusWalWriteQuorum",
                 "nereusWalAckQuorum"));
         everyKeyParsed().forEach(a -> covered.add((String) a.get()[0]));
+        everyS3KeyParsed().forEach(a -> covered.add((String) a.get()[0]));
+        covered.addAll(List.of("nereusS3AccessKey", "nereusS3SecretKey")); // from_s3StaticKeys_becomeTheCredentials
 
         assertThat(covered).containsExactlyInAnyOrderElementsOf(
                 NereusConfig.keys().stream().map(ConfigKey::name).toList());
@@ -214,7 +334,19 @@ class NereusConfigTest {
                 Arguments.of("nereusMetadataRoot", "a\tb", "nereusMetadataRoot=a\tb: must be 1 to 255 characters"),
                 Arguments.of("nereusMetadataRoot", "x".repeat(256), "nereusMetadataRoot=" + "x".repeat(256)
                         + ": must be 1 to 255 characters, no control characters"),
-                Arguments.of("nereusEmbeddedFdbDir", "bad\0path", "nereusEmbeddedFdbDir=bad\0path: must be a file system path"));
+                Arguments.of("nereusEmbeddedFdbDir", "bad\0path", "nereusEmbeddedFdbDir=bad\0path: must be a file system path"),
+                Arguments.of("nereusObjectStoreType", "S3", "nereusObjectStoreType=S3: must be filesystem or s3"),
+                Arguments.of("nereusObjectStoreType", "gcs", "nereusObjectStoreType=gcs: must be filesystem or s3"),
+                Arguments.of("nereusObjectStoreDir", "bad\0path", "nereusObjectStoreDir=bad\0path: must be a file system path"),
+                Arguments.of("nereusS3Bucket", "Bad_Bucket", "nereusS3Bucket=Bad_Bucket: must be 3 to 63 of a-z 0-9 . -"),
+                Arguments.of("nereusS3Bucket", "ab", "nereusS3Bucket=ab: must be 3 to 63"),
+                Arguments.of("nereusS3Prefix", "/nereus", "nereusS3Prefix=/nereus: must be segments of a-z 0-9 - _ ."),
+                Arguments.of("nereusS3Prefix", "nereus/", "nereusS3Prefix=nereus/: must be segments"),
+                Arguments.of("nereusS3Endpoint", "ftp://host", "nereusS3Endpoint=ftp://host: must be an http:// or https:// URL"),
+                Arguments.of("nereusS3Endpoint", "http://a b", "nereusS3Endpoint=http://a b: must be a URL, an http://"),
+                Arguments.of("nereusS3Region", "US-EAST-1", "nereusS3Region=US-EAST-1: must be lowercase letters"),
+                Arguments.of("nereusS3PathStyle", "yes", "nereusS3PathStyle=yes: must be true or false"),
+                Arguments.of("nereusS3PartBytes", "1048576", "nereusS3PartBytes=1048576: must be 5242880 to 5368709120"));
     }
 
     @ParameterizedTest(name = "{0}={1}")
@@ -318,7 +450,7 @@ class NereusConfigTest {
         List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
 
         assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
-        assertThat(names).hasSize(20);
+        assertThat(names).hasSize(30);
         assertThat(NereusConfig.keys()).allSatisfy(k -> {
             assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
             assertThat(k.allowed()).as(k.name()).isNotBlank();
@@ -335,7 +467,8 @@ class NereusConfigTest {
 
     @Test
     void record_blankMetadataRoot_refused() {
-        assertThatThrownBy(() -> new NereusConfig(Optional.empty(), Path.of("d"), " ", StorageConfig.defaults()))
+        assertThatThrownBy(() -> new NereusConfig(Optional.empty(), Path.of("d"), " ", StorageConfig.defaults(),
+                ObjectStoreConfig.Filesystem.of(Path.of("o"))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("metadataRoot");
     }

@@ -1,0 +1,136 @@
+package io.nereus.object;
+
+import static io.nereus.testing.StreamTesting.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nereus.error.ErrorCode;
+import io.nereus.error.NereusException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The {@link ObjectStore} contract on the filesystem store, plus what only it does. */
+class FilesystemObjectStoreTest extends ObjectStoreContractTest {
+    @TempDir
+    Path dir;
+
+    @Override
+    protected ObjectStore open(TestInfo test) {
+        return await(FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(dir.resolve("objects"))));
+    }
+
+    private Path root() {
+        return dir.resolve("objects");
+    }
+
+    @Test
+    void putNew_writesTheObjectAsAFileUnderItsName_andLeavesNoTemporaryFile() throws IOException {
+        await(store.putNew(name("x/y/z"), ObjectContent.of(bytes(10, 1))));
+
+        assertThat(Files.readAllBytes(root().resolve("x/y/z"))).isEqualTo(bytes(10, 1));
+        assertThat(files(root().resolve(FilesystemObjectStore.TMP_DIR))).isEmpty();
+    }
+
+    @Test
+    void putNew_versionIsTheContentsCrc32c() {
+        byte[] b = bytes(1234, 5);
+        CRC32C crc = new CRC32C();
+        crc.update(b);
+
+        StoredObject stored = await(store.putNew(name("crc"), ObjectContent.of(b)));
+
+        assertThat(stored.version()).isEqualTo(String.format("crc32c:%08x", crc.getValue()));
+    }
+
+    @Test
+    void list_neverShowsTemporaryFilesOrTheLock() throws IOException {
+        Files.write(root().resolve(FilesystemObjectStore.TMP_DIR).resolve("99.tmp"), bytes(5, 1));
+        await(store.putNew(name("visible"), ObjectContent.of(bytes(5, 2))));
+
+        assertThat(names(await(store.list("")))).containsExactly("visible");
+        assertThat(failed(store.list(".tmp"))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void open_removesATemporaryFileACrashLeft_whichListingIgnoredMeanwhile() throws IOException {
+        await(store.putNew(name("kept"), ObjectContent.of(bytes(5, 2))));
+        Path leftover = root().resolve(FilesystemObjectStore.TMP_DIR).resolve("7.tmp");
+        Files.write(leftover, bytes(100, 3)); // as a put that crashed before linking leaves it
+        assertThat(names(await(store.list("")))).containsExactly("kept");
+        store.close();
+
+        store = open(null);
+
+        assertThat(leftover).doesNotExist();
+        assertThat(names(await(store.list("")))).containsExactly("kept");
+        assertThat(await(store.get(name("kept"), ByteRange.of(0, 5)))).isEqualTo(bytes(5, 2));
+    }
+
+    @Test
+    void open_directoryAlreadyOpen_refusedNamingTheDirectory() {
+        NereusException e = failure(FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(root())));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_STORE_REFUSED);
+        assertThat(e.context()).containsEntry("dir", root());
+        assertThat(String.valueOf(e.context().get("reason"))).contains("has the directory open");
+    }
+
+    @Test
+    void open_afterClose_succeeds_andSeesTheObjects() {
+        await(store.putNew(name("durable"), ObjectContent.of(bytes(8, 4))));
+        store.close();
+
+        store = open(null);
+
+        assertThat(await(store.get(name("durable"), ByteRange.of(0, 8)))).isEqualTo(bytes(8, 4));
+    }
+
+    @Test
+    void open_pathIsAFile_refusedNamingIt() throws IOException {
+        Path file = Files.write(dir.resolve("plain-file"), bytes(1, 1));
+
+        NereusException e = failure(FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(file)));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_STORE_REFUSED);
+        assertThat(e.context()).containsEntry("dir", file);
+    }
+
+    @Test
+    void putNew_nameClashingWithADirectoryOrAFile_refusedObjectExists_othersIntact() {
+        await(store.putNew(name("p/q"), ObjectContent.of(bytes(4, 1))));
+
+        assertThat(failure(store.putNew(name("p"), ObjectContent.of(bytes(3, 2)))).code())
+                .isEqualTo(ErrorCode.OBJECT_EXISTS);
+        assertThat(failure(store.putNew(name("p/q/r"), ObjectContent.of(bytes(3, 2)))).code())
+                .isEqualTo(ErrorCode.OBJECT_EXISTS);
+        assertThat(failure(store.get(name("p"), ByteRange.of(0, 0))).code()).isEqualTo(ErrorCode.TARGET_MISSING);
+        await(store.delete(name("p")));
+        assertThat(names(await(store.list("")))).containsExactly("p/q");
+        assertThat(await(store.get(name("p/q"), ByteRange.of(0, 4)))).isEqualTo(bytes(4, 1));
+    }
+
+    @Test
+    void list_leavesOutFilesWhoseNamesAreNotObjectNames() throws IOException {
+        Files.createDirectories(root().resolve("odd"));
+        Files.write(root().resolve("odd/UPPER"), bytes(1, 1));
+        Files.write(root().resolve("odd/.hidden"), bytes(1, 1));
+        await(store.putNew(name("odd/fine"), ObjectContent.of(bytes(2, 2))));
+
+        assertThat(names(await(store.list("")))).containsExactly("odd/fine");
+    }
+
+    private static List<Path> files(Path dir) {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
