@@ -31,6 +31,23 @@ public final class StreamObjectReader {
     /** Ranged reads of one stored object: {@code length} bytes from {@code position}, exactly. */
     public interface RangeSource {
         CompletableFuture<byte[]> read(long position, int length);
+
+        /** Ranged gets of the object {@code name} in {@code store}. */
+        static RangeSource of(ObjectStore store, ObjectName name) {
+            Objects.requireNonNull(store, "store");
+            Objects.requireNonNull(name, "name");
+            return (position, length) -> store.get(name, ByteRange.of(position, length));
+        }
+    }
+
+    /** Opens the stored object {@code name} of {@code store}, as {@link #open}. */
+    public static CompletableFuture<StreamObjectReader> open(ObjectStore store, ObjectName name, long objectSize,
+            Checksum expected, BlockCache cache) {
+        try {
+            return open(name.value(), objectSize, expected, RangeSource.of(store, name), cache);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private record Block(long first, long position, int length, int entries, int crc) {
