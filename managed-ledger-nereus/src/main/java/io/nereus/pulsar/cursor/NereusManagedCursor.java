@@ -719,13 +719,17 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     @Override
     public void clearBacklog() throws InterruptedException, ManagedLedgerException {
-        await(persist(state.clearBacklog(), true));
+        await(clearBacklogAsync());
     }
 
     @Override
     public void asyncClearBacklog(AsyncCallbacks.ClearBacklogCallback callback, Object ctx) {
-        deliver(persist(state.clearBacklog(), true), v -> callback.clearBacklogComplete(ctx),
-                e -> callback.clearBacklogFailed(e, ctx));
+        deliver(clearBacklogAsync(), v -> callback.clearBacklogComplete(ctx), e -> callback.clearBacklogFailed(e, ctx));
+    }
+
+    /** Moves the mark-delete to the end and completes once that is saved (the ledger's truncate uses it too). */
+    public CompletableFuture<Void> clearBacklogAsync() {
+        return persist(state.clearBacklog(), true);
     }
 
     @Override

@@ -798,19 +798,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     public CompletableFuture<Void> asyncTruncate() {
         List<CompletableFuture<Void>> clears = new ArrayList<>();
         for (NereusManagedCursor c : cursors.all()) {
-            CompletableFuture<Void> f = new CompletableFuture<>();
-            c.asyncClearBacklog(new AsyncCallbacks.ClearBacklogCallback() {
-                @Override
-                public void clearBacklogComplete(Object ctx) {
-                    f.complete(null);
-                }
-
-                @Override
-                public void clearBacklogFailed(ManagedLedgerException exception, Object ctx) {
-                    f.completeExceptionally(exception);
-                }
-            }, null);
-            clears.add(f);
+            clears.add(c.clearBacklogAsync());
         }
         return CompletableFuture.allOf(clears.toArray(CompletableFuture[]::new)).thenCompose(v -> trimmer.trimNow());
     }
