@@ -17,7 +17,7 @@ import java.util.concurrent.CompletableFuture;
  * up for readers, writes the generation-0 records that WAL evidence repairs, publishes higher generations
  * (allocating their ids from {@code GENSEQ}), quarantines and retires records, and runs the garbage collector's
  * metadata steps (forgetting retired records, purging a deleted stream). Owns
- * {@code (STREAM, sid, INDEX | RETIRED | GENSEQ, ...)}; commits and trims, which also write the index, are in
+ * {@code (STREAM, sid, INDEX | FALLBACK | RETIRED | GENSEQ, ...)}; commits and trims, which also write the index, are in
  * {@link StreamCommitStore}.
  *
  * <p>Each operation is one transaction of the shared {@link TransactionRunner}. Changes are conditional: they
@@ -30,6 +30,8 @@ import java.util.concurrent.CompletableFuture;
 public final class GenerationIndexStore {
     /** Records read by one lookup; the lookup space keeps the covering records at the front of the scan. */
     static final int LOOKUP_SCAN_LIMIT = 16;
+    /** Records read from the FALLBACK space by one lookup: generation-0 records there do not overlap. */
+    static final int FALLBACK_SCAN_LIMIT = 2;
 
     private final TransactionRunner tx;
     private final NereusKeyspace ks;
@@ -45,20 +47,28 @@ public final class GenerationIndexStore {
 
     /**
      * The records that may serve {@code offset} in {@code view}, decided with the head from one snapshot:
-     * one head read and one range read of at most {@value #LOOKUP_SCAN_LIMIT} keys, whatever the number of
-     * generations or appends.
+     * one head read, one range read of at most {@value #LOOKUP_SCAN_LIMIT} keys of the lookup space and one of
+     * at most {@value #FALLBACK_SCAN_LIMIT} keys of the FALLBACK space (the generation-0 records a higher
+     * generation superseded), whatever the number of generations or appends.
      *
      * @return a future failing with {@link NereusException} NOT_FOUND when the stream has no head
      */
     public CompletableFuture<IndexLookup> lookup(StreamId stream, ReadView view, long offset) {
         return guard(() -> {
             var range = ks.indexCoveringRange(stream, view, offset);
+            var fallbackRange = ks.fallbackCoveringRange(stream, view, offset);
             return tx.read(tr -> {
                 CompletableFuture<Optional<StreamHead>> head = records.head(tr, stream);
                 CompletableFuture<List<KeyValue>> scan =
                         tr.getRange(range, LOOKUP_SCAN_LIMIT).asList();
-                return head.thenCombine(scan, (h, kvs) -> IndexLookup.decide(
-                        h.orElseThrow(() -> StoredRecords.unknownStream(stream)), view, offset, records.index(kvs)));
+                CompletableFuture<List<KeyValue>> fallback =
+                        tr.getRange(fallbackRange, FALLBACK_SCAN_LIMIT).asList();
+                return CompletableFuture.allOf(head, scan, fallback).thenApply(ignored -> {
+                    List<IndexRecord> scanned = new ArrayList<>(records.index(scan.join()));
+                    scanned.addAll(records.fallback(fallback.join()));
+                    return IndexLookup.decide(head.join().orElseThrow(() -> StoredRecords.unknownStream(stream)),
+                            view, offset, scanned);
+                });
             });
         });
     }
@@ -68,6 +78,24 @@ public final class GenerationIndexStore {
     public CompletableFuture<List<IndexRecord>> indexRecords(StreamId stream, ReadView view) {
         return guard(() -> tx.read(tr -> tr.getRange(ks.indexViewRange(stream, view)).asList()
                 .thenApply(records::index)));
+    }
+
+    /**
+     * Up to {@code limit} records of {@code stream} in {@code view} still in the lookup space whose end offset is
+     * above {@code fromOffset}, in key order: the materializer's scan of what is still to do.
+     */
+    public CompletableFuture<List<IndexRecord>> indexRecords(StreamId stream, ReadView view, long fromOffset,
+            int limit) {
+        return guard(() -> {
+            var range = ks.indexCoveringRange(stream, view, fromOffset);
+            return tx.read(tr -> tr.getRange(range, limit).asList().thenApply(records::index));
+        });
+    }
+
+    /** Every record of {@code stream} in {@code view} in the FALLBACK space, in key order (tests, tools). */
+    public CompletableFuture<List<IndexRecord>> fallbackRecords(StreamId stream, ReadView view) {
+        return guard(() -> tx.read(tr -> tr.getRange(ks.fallbackViewRange(stream, view)).asList()
+                .thenApply(records::fallback)));
     }
 
     /** Up to {@code limit} retired records of {@code stream}, all views: the garbage collector's work list. */
@@ -122,7 +150,8 @@ public final class GenerationIndexStore {
     /**
      * Publishes a materialized representation in one transaction (see {@link PublicationOutcome#decide}):
      * validates head and sources, allocates the next generation id of (stream, view), writes the COMMITTED
-     * record and moves same-view sources and superseded records of the view to RETIRED. Of two publications
+     * record and moves same-view sources and superseded records of the view out of the lookup space (generation-0
+     * records to FALLBACK, still COMMITTED; higher generations to RETIRED). Of two publications
      * racing for the same sources exactly one commits; the other is retried by the runner and then sees
      * {@link PublicationOutcome.SourceChanged}.
      *
@@ -165,6 +194,9 @@ public final class GenerationIndexStore {
                         for (IndexRecord r : p.retire()) {
                             records.moveToRetired(tr, r);
                         }
+                        for (IndexRecord r : p.fallback()) {
+                            records.moveToFallback(tr, r);
+                        }
                     }
                     return o;
                 });
@@ -174,45 +206,56 @@ public final class GenerationIndexStore {
 
 
     /**
-     * Marks a record QUARANTINED (evidence showed its target unusable): it stays in the lookup space, serves
-     * no reads. Returns the record as stored afterwards, or empty when it is not in the lookup space.
+     * Marks a record QUARANTINED (evidence showed its target unusable): it stays where it is (the lookup or the
+     * FALLBACK space) and serves no reads. Returns the record as stored afterwards, or empty when it is in neither.
      * Idempotent; a RETIRED record is never brought back.
      */
     public CompletableFuture<Optional<IndexRecord>> quarantine(IndexKey key) {
         return guard(() -> {
             byte[] k = ks.indexKey(key);
-            return tx.run(tr -> tr.get(k).thenApply(v -> {
-                if (v == null) {
-                    return Optional.<IndexRecord>empty();
-                }
-                IndexRecord r = IndexRecordCodec.INSTANCE.decode(key, v);
-                if (r.state() == IndexRecordState.QUARANTINED) {
-                    return Optional.of(r);
-                }
-                IndexRecord q = r.withState(IndexRecordState.QUARANTINED);
-                tr.set(k, IndexRecordCodec.INSTANCE.encode(q));
-                return Optional.of(q);
-            }));
+            byte[] fk = ks.fallbackKey(key);
+            return tx.run(tr -> {
+                CompletableFuture<byte[]> primary = tr.get(k);
+                CompletableFuture<byte[]> fallback = tr.get(fk);
+                return primary.thenCombine(fallback, (v, fv) -> {
+                    byte[] stored = v != null ? k : fv != null ? fk : null;
+                    if (stored == null) {
+                        return Optional.<IndexRecord>empty();
+                    }
+                    IndexRecord r = IndexRecordCodec.INSTANCE.decode(key, v != null ? v : fv);
+                    if (r.state() == IndexRecordState.QUARANTINED) {
+                        return Optional.of(r);
+                    }
+                    IndexRecord q = r.withState(IndexRecordState.QUARANTINED);
+                    tr.set(stored, IndexRecordCodec.INSTANCE.encode(q));
+                    return Optional.of(q);
+                });
+            });
         });
     }
 
     /**
-     * Retires a record: moves it from the lookup space to RETIRED, kept for garbage collection. Returns the
+     * Retires a record: moves it from the lookup or FALLBACK space to RETIRED, kept for garbage collection. Returns the
      * retired record, or empty when it exists in neither space. Idempotent.
      */
     public CompletableFuture<Optional<IndexRecord>> retire(IndexKey key) {
         return guard(() -> {
             byte[] k = ks.indexKey(key);
+            byte[] fk = ks.fallbackKey(key);
             byte[] rk = ks.retiredKey(key);
-            return tx.run(tr -> tr.get(k).thenCompose(v -> {
-                if (v != null) {
-                    IndexRecord r = IndexRecordCodec.INSTANCE.decode(key, v).withState(IndexRecordState.RETIRED);
-                    records.moveToRetired(tr, r);
-                    return CompletableFuture.completedFuture(Optional.of(r));
-                }
-                return tr.get(rk).thenApply(rv -> Optional.ofNullable(rv)
-                        .map(b -> IndexRecordCodec.INSTANCE.decode(key, b)));
-            }));
+            return tx.run(tr -> {
+                CompletableFuture<byte[]> primary = tr.get(k);
+                CompletableFuture<byte[]> fallback = tr.get(fk);
+                return primary.thenCombine(fallback, (v, fv) -> v != null ? v : fv).thenCompose(v -> {
+                    if (v != null) {
+                        IndexRecord r = IndexRecordCodec.INSTANCE.decode(key, v).withState(IndexRecordState.RETIRED);
+                        records.moveToRetired(tr, r);
+                        return CompletableFuture.completedFuture(Optional.of(r));
+                    }
+                    return tr.get(rk).thenApply(rv -> Optional.ofNullable(rv)
+                            .map(b -> IndexRecordCodec.INSTANCE.decode(key, b)));
+                });
+            });
         });
     }
 

@@ -27,6 +27,7 @@ import java.util.Objects;
  * (STREAM=2, sid, INTENT=5, walSliceId)                   WalIntentCodec
  * (STREAM=2, sid, CURSOR=6, cursorName, chunk)            CursorStateCodec   chunk 0 = header, 1..N = data
  * (STREAM=2, sid, PROPS=7)                                LedgerPropertiesCodec
+ * (STREAM=2, sid, FALLBACK=8, viewCode, endOffset, gen)   IndexRecordCodec   superseded, still serving as fallback
  * (WAL=3, sliceId)                                        WalSliceCodec
  * (WAL=3, sliceId, sid)                                   OffsetRangeCodec   range of sid in the slice
  * (COUNTER=4, name)                                       CounterCodec
@@ -37,8 +38,9 @@ import java.util.Objects;
  *
  * <p>Index keys sort by view, end offset, generation. The records that may cover offset {@code o} in view
  * {@code v} are those with {@code endOffset > o}, read by {@link #indexCoveringRange} starting at
- * {@code (…, INDEX, v, o + 1)}; because superseded records move to RETIRED in the transaction that
- * supersedes them, the first few keys of that scan are the answer. Unpack methods refuse keys of another
+ * {@code (…, INDEX, v, o + 1)}; because superseded records move to RETIRED (or, generation-0 records, to the
+ * FALLBACK space, read by a second short scan {@link #fallbackCoveringRange}) in the transaction that supersedes
+ * them, the first few keys of that scan are the answer. Unpack methods refuse keys of another
  * kind with a {@link NereusException} of code {@link ErrorCode#METADATA_FORMAT}, whose context names the key
  * kind ({@code key}) and the failed check ({@code reason}). Immutable and thread-safe.
  */
@@ -58,6 +60,7 @@ public final class NereusKeyspace {
     public static final int INTENT = 5;
     public static final int CURSOR = 6;
     public static final int PROPS = 7;
+    public static final int FALLBACK = 8;
 
     /** The META key holding the layout version. */
     public static final String FORMAT = "format";
@@ -163,6 +166,34 @@ public final class NereusKeyspace {
     /** Every retired record of {@code stream}, all views. */
     public Range retiredRange(StreamId stream) {
         return root.range(Tuple.from(STREAM, stream.value(), RETIRED));
+    }
+
+    public byte[] fallbackKey(IndexKey k) {
+        return root.pack(indexTuple(FALLBACK, k));
+    }
+
+    public IndexKey unpackFallbackKey(byte[] key) {
+        return unpackIndexLike(key, FALLBACK, "fallback");
+    }
+
+    /** The FALLBACK keys of {@code stream} in {@code view} whose end offset is above {@code offset}. */
+    public Range fallbackCoveringRange(StreamId stream, ReadView view, long offset) {
+        if (offset < 0 || offset == Long.MAX_VALUE) {
+            throw new IllegalArgumentException("lookup offset out of range: " + offset);
+        }
+        Tuple viewPrefix = Tuple.from(STREAM, stream.value(), FALLBACK, view.code());
+        return new Range(root.pack(viewPrefix.add(offset + 1)), root.range(viewPrefix).end);
+    }
+
+    /** Every FALLBACK record of {@code stream} in {@code view}. */
+    public Range fallbackViewRange(StreamId stream, ReadView view) {
+        return root.range(Tuple.from(STREAM, stream.value(), FALLBACK, view.code()));
+    }
+
+    /** The FALLBACK keys of records wholly below {@code trimOffset} (end offset {@code <= trimOffset}). */
+    public Range fallbackBelowRange(StreamId stream, ReadView view, long trimOffset) {
+        Tuple viewPrefix = Tuple.from(STREAM, stream.value(), FALLBACK, view.code());
+        return new Range(root.pack(viewPrefix.add(0)), root.pack(viewPrefix.add(Math.addExact(trimOffset, 1))));
     }
 
     public byte[] genSeqKey(StreamId stream, ReadView view) {

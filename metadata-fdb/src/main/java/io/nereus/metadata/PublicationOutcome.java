@@ -11,9 +11,12 @@ import java.util.Optional;
  *
  * <ul>
  *   <li>{@link Publish}: write {@code record}, store {@code nextGeneration} as the new GENSEQ value, and move
- *       {@code retire} from INDEX to RETIRED: the sources when the publication is in their (COMMITTED) view,
- *       and any record of the publication's view lying wholly inside its range (superseded). A
- *       TOPIC_COMPACTED publication leaves its COMMITTED sources in place;</li>
+ *       the records it supersedes out of the lookup space: the sources when the publication is in their
+ *       (COMMITTED) view, and any record of the publication's view lying wholly inside its range. Superseded
+ *       generation-0 records ({@code fallback}) move to the FALLBACK space still COMMITTED, so a reader whose
+ *       object is missing or corrupt falls back to the WAL (DESIGN §6); superseded higher generations
+ *       ({@code retire}, a merge) move to RETIRED. A TOPIC_COMPACTED publication leaves its COMMITTED sources
+ *       in place;</li>
  *   <li>{@link AlreadyPublished}: a retried attempt finds its own earlier success;</li>
  *   <li>{@link SourceChanged}: a source is gone, not COMMITTED or changed since the materializer read it,
  *       or the sources do not exactly cover the range; the object is garbage;</li>
@@ -23,12 +26,13 @@ import java.util.Optional;
  */
 public sealed interface PublicationOutcome {
 
-    record Publish(IndexRecord record, List<IndexRecord> retire, GenerationId nextGeneration)
-            implements PublicationOutcome {
+    record Publish(IndexRecord record, List<IndexRecord> retire, List<IndexRecord> fallback,
+            GenerationId nextGeneration) implements PublicationOutcome {
         public Publish {
             Objects.requireNonNull(record, "record");
             Objects.requireNonNull(nextGeneration, "nextGeneration");
             retire = List.copyOf(retire);
+            fallback = List.copyOf(fallback);
         }
     }
 
@@ -92,6 +96,7 @@ public sealed interface PublicationOutcome {
         }
         long expectedStart = request.range().start();
         List<IndexRecord> retire = new ArrayList<>();
+        List<IndexRecord> fallback = new ArrayList<>();
         for (int i = 0; i < currentSources.size(); i++) {
             PublicationRequest.SourceRef ref = request.sources().get(i);
             Optional<IndexRecord> current = currentSources.get(i);
@@ -115,7 +120,7 @@ public sealed interface PublicationOutcome {
             }
             expectedStart = r.range().end();
             if (request.view() == ReadView.COMMITTED) {
-                retire.add(r.withState(IndexRecordState.RETIRED));
+                supersede(r, retire, fallback);
             }
         }
         if (expectedStart != request.range().end()) {
@@ -126,7 +131,7 @@ public sealed interface PublicationOutcome {
         request.sources().forEach(ref -> sourceKeys.add(ref.key()));
         for (IndexRecord r : sameViewInRange) {
             if (r.view() == request.view() && request.range().contains(r.range()) && !sourceKeys.contains(IndexKey.of(r))) {
-                retire.add(r.withState(IndexRecordState.RETIRED));
+                supersede(r, retire, fallback);
             }
         }
         GenerationId generation = genSeq.orElse(FIRST_MATERIALIZED);
@@ -136,6 +141,15 @@ public sealed interface PublicationOutcome {
         IndexRecord record = new IndexRecord(request.stream(), request.view(), request.range(), generation,
                 IndexRecordState.COMMITTED, request.target(), request.checksum(), request.entryCount(),
                 request.bytes(), 0);
-        return new Publish(record, retire, generation.next());
+        return new Publish(record, retire, fallback, generation.next());
+    }
+
+    /** A superseded generation-0 COMMITTED-view record stays as it is, as fallback; anything else retires. */
+    private static void supersede(IndexRecord r, List<IndexRecord> retire, List<IndexRecord> fallback) {
+        if (r.view() == ReadView.COMMITTED && r.generation().isAppend()) {
+            fallback.add(r);
+        } else {
+            retire.add(r.state() == IndexRecordState.RETIRED ? r : r.withState(IndexRecordState.RETIRED));
+        }
     }
 }

@@ -55,10 +55,30 @@ final class StoredRecords {
         return records;
     }
 
-    /** Moves {@code retired} out of the lookup space into RETIRED, stored as given. */
+    /** Decodes key-values read from the FALLBACK space. */
+    List<IndexRecord> fallback(List<KeyValue> kvs) {
+        List<IndexRecord> records = new ArrayList<>(kvs.size());
+        for (KeyValue kv : kvs) {
+            records.add(IndexRecordCodec.INSTANCE.decode(ks.unpackFallbackKey(kv.getKey()), kv.getValue()));
+        }
+        return records;
+    }
+
+    /** Moves {@code retired} out of the lookup and FALLBACK spaces into RETIRED, stored as given. */
     void moveToRetired(Transaction tr, IndexRecord retired) {
         IndexKey k = IndexKey.of(retired);
         tr.clear(ks.indexKey(k));
+        tr.clear(ks.fallbackKey(k));
         tr.set(ks.retiredKey(k), IndexRecordCodec.INSTANCE.encode(retired));
+    }
+
+    /**
+     * Moves {@code superseded} (a generation-0 record a higher generation now covers) out of the lookup space into
+     * FALLBACK, its state unchanged: the resolver still reads it when every higher generation fails.
+     */
+    void moveToFallback(Transaction tr, IndexRecord superseded) {
+        IndexKey k = IndexKey.of(superseded);
+        tr.clear(ks.indexKey(k));
+        tr.set(ks.fallbackKey(k), IndexRecordCodec.INSTANCE.encode(superseded));
     }
 }

@@ -251,7 +251,7 @@ public final class StreamCommitStore {
 
     /**
      * Advances the trim offset to {@code trimOffset} (never lowers it) and moves every record lying wholly
-     * below it, in every view, to RETIRED so its target is listed for garbage collection. The head moves in the
+     * below it, in every view and in the lookup and FALLBACK spaces, to RETIRED so its target is listed for garbage collection. The head moves in the
      * first transaction, so readers see the offsets trimmed at once; records move in bounded batches.
      *
      * @return a future of the head after the trim; failing with {@link NereusException} NOT_FOUND when the
@@ -279,14 +279,20 @@ public final class StreamCommitStore {
             }
             last.set(next);
             List<CompletableFuture<List<KeyValue>>> scans = new ArrayList<>();
+            List<CompletableFuture<List<KeyValue>>> fallbackScans = new ArrayList<>();
             for (ReadView view : ReadView.values()) {
                 scans.add(tr.getRange(ks.indexBelowRange(stream, view, next.trimOffset()), TRIM_BATCH).asList());
+                fallbackScans.add(tr.getRange(ks.fallbackBelowRange(stream, view, next.trimOffset()), TRIM_BATCH)
+                        .asList());
             }
-            return CompletableFuture.allOf(scans.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
+            List<CompletableFuture<?>> all = new ArrayList<>(scans);
+            all.addAll(fallbackScans);
+            return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
                 boolean more = false;
-                for (CompletableFuture<List<KeyValue>> scan : scans) {
-                    List<KeyValue> kvs = scan.join();
-                    for (IndexRecord r : records.index(kvs)) {
+                for (int i = 0; i < scans.size() * 2; i++) {
+                    List<KeyValue> kvs = (i < scans.size() ? scans.get(i) : fallbackScans.get(i - scans.size())).join();
+                    List<IndexRecord> found = i < scans.size() ? records.index(kvs) : records.fallback(kvs);
+                    for (IndexRecord r : found) {
                         records.moveToRetired(tr,
                                 r.state() == IndexRecordState.RETIRED ? r : r.withState(IndexRecordState.RETIRED));
                     }

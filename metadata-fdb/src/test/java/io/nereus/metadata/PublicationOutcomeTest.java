@@ -30,7 +30,7 @@ class PublicationOutcomeTest {
     }
 
     @Test
-    void publish_allocatesGenerationAndRetiresSameViewSources() {
+    void publish_allocatesGenerationAndKeepsGenerationZeroSourcesAsFallback() {
         IndexRecord a = gen0(0, 10);
         IndexRecord b = gen0(10, 20);
         PublicationOutcome o = PublicationOutcome.decide(HEAD, Optional.empty(), present(a, b), NONE_AT_END,
@@ -41,12 +41,31 @@ class PublicationOutcomeTest {
         assertThat(p.record().target()).isEqualTo(OBJ);
         assertThat(p.record().state()).isEqualTo(IndexRecordState.COMMITTED);
         assertThat(p.nextGeneration()).isEqualTo(GenerationId.of(2));
-        assertThat(p.retire()).extracting(IndexRecord::state).containsOnly(IndexRecordState.RETIRED);
-        assertThat(p.retire()).extracting(IndexRecord::range).containsExactly(a.range(), b.range());
+        assertThat(p.retire()).isEmpty();
+        assertThat(p.fallback()).containsExactly(a, b);
 
         PublicationOutcome again = PublicationOutcome.decide(HEAD, Optional.of(GenerationId.of(7)), present(a, b), NONE_AT_END,
                 request(ReadView.COMMITTED, 0, 20, a, b));
         assertThat(((PublicationOutcome.Publish) again).record().generation()).isEqualTo(GenerationId.of(7));
+    }
+
+    @Test
+    void merge_retiresTheObjectsItSupersedes() {
+        IndexRecord a = gen1(0, 10, "obj/11/a");
+        IndexRecord b = gen1(10, 20, "obj/11/b");
+        PublicationOutcome.Publish p = (PublicationOutcome.Publish) PublicationOutcome.decide(HEAD,
+                Optional.of(GenerationId.of(3)), present(a, b), NONE_AT_END, request(ReadView.COMMITTED, 0, 20, a, b));
+        assertThat(p.record().generation()).isEqualTo(GenerationId.of(3));
+        assertThat(p.fallback()).isEmpty();
+        assertThat(p.retire()).extracting(IndexRecord::state).containsOnly(IndexRecordState.RETIRED);
+        assertThat(p.retire()).extracting(IndexRecord::range).containsExactly(a.range(), b.range());
+        assertThat(p.retire()).extracting(IndexRecord::metadataVersion).containsOnly(1L);
+    }
+
+    private static IndexRecord gen1(long start, long end, String key) {
+        return new IndexRecord(S, ReadView.COMMITTED, OffsetRange.of(start, end), GenerationId.of(1),
+                IndexRecordState.COMMITTED, new ObjectTarget(key, 0, 100, 100, "v"), Checksum.crc32c(start),
+                end - start, 10, 0);
     }
 
     @Test

@@ -53,8 +53,13 @@ class PublicationStoreTest {
         assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.of(0, 8), OffsetRange.of(8, 12));
         IndexLookup l = await(index.lookup(s, ReadView.COMMITTED, 2));
-        assertThat(((IndexLookup.Resolved) l).candidates()).containsExactly(published);
-        assertThat(await(index.retiredRecords(s, 10))).extracting(IndexRecord::range)
+        // the object first, then the generation-0 record it superseded, now a fallback
+        assertThat(((IndexLookup.Resolved) l).candidates()).first().isEqualTo(published);
+        assertThat(((IndexLookup.Resolved) l).candidates()).extracting(IndexRecord::generation, IndexRecord::range)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(GenerationId.of(1), OffsetRange.of(0, 8)),
+                        org.assertj.core.groups.Tuple.tuple(GenerationId.APPEND, OffsetRange.of(0, 4)));
+        assertThat(await(index.retiredRecords(s, 10))).isEmpty();
+        assertThat(await(index.fallbackRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.of(0, 4), OffsetRange.of(4, 8));
         PublicationOutcome next = await(index.publish(request(ReadView.COMMITTED, "obj-2", 8, 12)));
         assertThat(((PublicationOutcome.Publish) next).record().generation()).isEqualTo(GenerationId.of(2));
@@ -130,6 +135,26 @@ class PublicationStoreTest {
         assertThat(await(index.indexRecords(s, ReadView.TOPIC_COMPACTED))).containsExactly(second);
         assertThat(await(index.retiredRecords(s, 10))).extracting(IndexRecord::target).contains(first.target());
         assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).hasSize(3);
+    }
+
+    @Test
+    void fallbackRecords_areQuarantinedInPlace_andTrimRetiresThem() {
+        IndexRecord published = ((PublicationOutcome.Publish) await(index.publish(
+                request(ReadView.COMMITTED, "obj-1", 0, 8)))).record();
+        IndexKey fallbackKey = new IndexKey(s, ReadView.COMMITTED, 8, GenerationId.APPEND); // [4, 8)
+        assertThat(await(index.quarantine(fallbackKey))).get().extracting(IndexRecord::state)
+                .isEqualTo(IndexRecordState.QUARANTINED);
+        assertThat(await(index.fallbackRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::state)
+                .containsExactly(IndexRecordState.COMMITTED, IndexRecordState.QUARANTINED);
+        // offset 5: the object only (its quarantined fallback serves nothing); offset 2: object, then the WAL
+        assertThat(((IndexLookup.Resolved) await(index.lookup(s, ReadView.COMMITTED, 5))).candidates())
+                .containsExactly(published);
+        assertThat(((IndexLookup.Resolved) await(index.lookup(s, ReadView.COMMITTED, 2))).candidates()).hasSize(2);
+
+        await(streams.trim(s, 8));
+        assertThat(await(index.fallbackRecords(s, ReadView.COMMITTED))).isEmpty();
+        assertThat(await(index.retiredRecords(s, 10))).extracting(IndexRecord::range)
+                .containsExactlyInAnyOrder(OffsetRange.of(0, 4), OffsetRange.of(4, 8), OffsetRange.of(0, 8));
     }
 
     @Test
