@@ -5,6 +5,7 @@ import io.nereus.error.ErrorContext;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
 import io.nereus.metadata.GenerationIndexStore;
+import io.nereus.metadata.IndexKey;
 import io.nereus.metadata.IndexLookup;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.OffsetRange;
@@ -18,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,8 +31,10 @@ import org.slf4j.LoggerFactory;
  *   <li>a cached positive resolution of the same view is tried;</li>
  *   <li>otherwise one lookup (head and covering records from one snapshot): only COMMITTED records of the
  *       same view, highest generation first; each candidate is read and checksum-verified;</li>
- *   <li>after a physical failure the cache entry is dropped and the next candidate tried; when all fail, one
- *       fresh lookup is tried again before reporting {@link Resolution.Unreadable};</li>
+ *   <li>after a physical failure the cache entry is dropped and the next candidate tried; a higher generation
+ *       whose object is missing or corrupt is first marked QUARANTINED (a conditional transaction), so no reader
+ *       tries it again; when all fail, one fresh lookup is tried again before reporting
+ *       {@link Resolution.Unreadable} with the last failure's evidence;</li>
  *   <li>a committed offset with no record in COMMITTED goes to generation-0 repair, then is resolved again.</li>
  * </ol>
  * Only successful reads are cached; misses, failures and repair timeouts never are. Thread-safe.
@@ -44,6 +48,7 @@ public final class GenerationResolver {
     private final int maxCachedRecords;
     private final Map<CacheKey, ConcurrentSkipListMap<Long, IndexRecord>> cache = new ConcurrentHashMap<>();
     private final AtomicInteger cached = new AtomicInteger();
+    private final AtomicLong quarantined = new AtomicLong();
 
     private record CacheKey(StreamId stream, ReadView view) {
     }
@@ -66,6 +71,17 @@ public final class GenerationResolver {
      * offset, committed end)} as the caller knows it (from a head snapshot, or as the stream's writer).
      */
     public CompletableFuture<Resolution> resolve(StreamId stream, ReadView view, long offset, OffsetRange readable) {
+        return resolve(stream, view, offset, readable, Integer.MAX_VALUE, Long.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #resolve(StreamId, ReadView, long, OffsetRange)}, telling the target's reader how much the caller
+     * wants from {@code offset} on ({@link TargetReader#read}): a stream object is then read block by block rather
+     * than whole.
+     */
+    public CompletableFuture<Resolution> resolve(StreamId stream, ReadView view, long offset, OffsetRange readable,
+            int maxEntries, long maxBytes) {
+        Want want = new Want(offset, maxEntries, maxBytes);
         if (offset < readable.start()) {
             return CompletableFuture.completedFuture(new Resolution.Trimmed(readable.start()));
         }
@@ -74,18 +90,23 @@ public final class GenerationResolver {
         }
         IndexRecord hit = cachedRecord(stream, view, offset);
         if (hit != null) {
-            return reader.read(hit).handle((entries, error) -> {
+            return reader.read(hit, offset, maxEntries, maxBytes).handle((entries, error) -> {
                 if (error == null) {
                     return CompletableFuture.<Resolution>completedFuture(new Resolution.Found(hit, entries));
                 }
                 forget(hit);
-                return lookupAndRead(stream, view, offset, true);
+                return lookupAndRead(stream, view, want, true);
             }).thenCompose(f -> f);
         }
-        return lookupAndRead(stream, view, offset, true);
+        return lookupAndRead(stream, view, want, true);
     }
 
-    private CompletableFuture<Resolution> lookupAndRead(StreamId stream, ReadView view, long offset, boolean mayRetry) {
+    /** What the caller wants read: from {@code offset}, up to the limits. */
+    private record Want(long offset, int maxEntries, long maxBytes) {
+    }
+
+    private CompletableFuture<Resolution> lookupAndRead(StreamId stream, ReadView view, Want want, boolean mayRetry) {
+        long offset = want.offset();
         return index.lookup(stream, view, offset).thenCompose(lookup -> {
             if (lookup instanceof IndexLookup.Trimmed t) {
                 return CompletableFuture.completedFuture(new Resolution.Trimmed(t.firstAvailable()));
@@ -99,7 +120,7 @@ public final class GenerationResolver {
                 }
                 return repair.repair(stream, offset).thenCompose(outcome -> {
                     if (outcome instanceof GenerationZeroRepair.Outcome.Repaired) {
-                        return lookupAndRead(stream, view, offset, false);
+                        return lookupAndRead(stream, view, want, false);
                     }
                     if (outcome instanceof GenerationZeroRepair.Outcome.ProvedTrimmed p) {
                         return CompletableFuture.completedFuture(new Resolution.Trimmed(p.firstAvailable()));
@@ -112,23 +133,24 @@ public final class GenerationResolver {
                 });
             }
             List<IndexRecord> candidates = ((IndexLookup.Resolved) lookup).candidates();
-            return tryCandidates(candidates, 0, null).thenCompose(r -> {
+            return tryCandidates(candidates, 0, want, null).thenCompose(r -> {
                 if (r instanceof Resolution.Unreadable u && mayRetry) {
                     LOG.warn("every representation failed, resolving again: stream={} view={} offset={}",
                             stream, view, offset);
-                    return lookupAndRead(stream, view, offset, false);
+                    return lookupAndRead(stream, view, want, false);
                 }
                 return CompletableFuture.completedFuture(r);
             });
         });
     }
 
-    private CompletableFuture<Resolution> tryCandidates(List<IndexRecord> candidates, int i, NereusException last) {
+    private CompletableFuture<Resolution> tryCandidates(List<IndexRecord> candidates, int i, Want want,
+            NereusException last) {
         if (i >= candidates.size()) {
             return CompletableFuture.completedFuture(new Resolution.Unreadable(last));
         }
         IndexRecord record = candidates.get(i);
-        return reader.read(record).handle((entries, error) -> {
+        return reader.read(record, want.offset(), want.maxEntries(), want.maxBytes()).handle((entries, error) -> {
             if (error == null) {
                 remember(record);
                 return CompletableFuture.<Resolution>completedFuture(new Resolution.Found(record, entries));
@@ -140,8 +162,41 @@ public final class GenerationResolver {
                     + " context={}", record.stream(), record.view(), record.range(), record.generation(), p.code(),
                     p.context());
             forget(record);
-            return tryCandidates(candidates, i + 1, p);
+            if (i + 1 < candidates.size() && quarantinable(record, p)) {
+                return quarantine(record, p).thenCompose(ignored -> tryCandidates(candidates, i + 1, want, p));
+            }
+            return tryCandidates(candidates, i + 1, want, p);
         }).thenCompose(f -> f);
+    }
+
+    /**
+     * A higher generation whose object is gone or corrupt, with a lower candidate to fall back to, is quarantined so
+     * that no reader tries it again. Generation 0 is never quarantined here: it is the last resort, and its failures
+     * are reported as they are (DESIGN §5).
+     */
+    private static boolean quarantinable(IndexRecord record, NereusException failure) {
+        return !record.generation().isAppend()
+                && (failure.code() == ErrorCode.TARGET_MISSING || failure.code() == ErrorCode.CORRUPT_DATA);
+    }
+
+    private CompletableFuture<Void> quarantine(IndexRecord record, NereusException evidence) {
+        return index.quarantine(IndexKey.of(record)).handle((stored, error) -> {
+            if (error != null) {
+                LOG.warn("quarantining an unreadable representation failed; it stays COMMITTED: stream={} range={}"
+                        + " generation={}", record.stream(), record.range(), record.generation(), error);
+            } else {
+                LOG.error("representation QUARANTINED, reads fall back to a lower generation: stream={} view={}"
+                        + " range={} generation={} target={} evidence={} {}", record.stream(), record.view(),
+                        record.range(), record.generation(), record.target(), evidence.code(), evidence.context());
+                quarantined.incrementAndGet();
+            }
+            return null;
+        });
+    }
+
+    /** Records this resolver has quarantined since it started. */
+    public long quarantinedRecords() {
+        return quarantined.get();
     }
 
     private IndexRecord cachedRecord(StreamId stream, ReadView view, long offset) {

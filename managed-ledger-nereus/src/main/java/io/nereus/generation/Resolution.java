@@ -7,7 +7,10 @@ import java.util.List;
 
 /** The outcome of resolving one offset of a stream in a view. */
 public sealed interface Resolution {
-    /** The record that served the offset and its verified entries (all of the record's range). */
+    /**
+     * The record that served the offset and its verified entries: from the one holding the offset (a WAL section:
+     * possibly all of the record's range) up to the limits the caller gave.
+     */
     record Found(IndexRecord record, List<StreamEntry> entries) implements Resolution {
         public Found {
             entries = List.copyOf(entries);

@@ -20,5 +20,16 @@ public interface TargetReader {
      */
     Set<ErrorCode> FAILURES = Set.of(ErrorCode.TARGET_MISSING, ErrorCode.CORRUPT_DATA, ErrorCode.RETRIABLE_READ_FAILED);
 
-    CompletableFuture<List<StreamEntry>> read(IndexRecord record);
+    /**
+     * Entries of {@code record}'s target from the one containing {@code offset} (which the record covers): at
+     * least that entry, and a reader may stop after {@code maxEntries} entries or, beyond the first,
+     * {@code maxBytes} payload bytes. A reader whose target is small (a WAL section) may return all of the
+     * record's entries, also ones before {@code offset}; callers skip what they do not need.
+     */
+    CompletableFuture<List<StreamEntry>> read(IndexRecord record, long offset, int maxEntries, long maxBytes);
+
+    /** All entries of {@code record}'s target, in offset order. */
+    default CompletableFuture<List<StreamEntry>> readAll(IndexRecord record) {
+        return read(record, record.range().start(), Integer.MAX_VALUE, Long.MAX_VALUE);
+    }
 }

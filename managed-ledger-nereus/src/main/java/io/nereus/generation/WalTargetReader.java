@@ -31,8 +31,9 @@ public final class WalTargetReader implements TargetReader {
         this.wal = wal;
     }
 
+    /** The record's whole section, whatever {@code offset} and the limits (a section is one small read). */
     @Override
-    public CompletableFuture<List<StreamEntry>> read(IndexRecord record) {
+    public CompletableFuture<List<StreamEntry>> read(IndexRecord record, long offset, int maxEntries, long maxBytes) {
         if (!(record.target() instanceof WalTarget t)) {
             return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_READ_FAILED,
                     ErrorContext.of("reason", "no reader for the target's kind", "target", record.target())));
@@ -50,7 +51,11 @@ public final class WalTargetReader implements TargetReader {
         });
     }
 
-    private static List<StreamEntry> entries(IndexRecord record, WalTarget t, WalBatch batch) {
+    /**
+     * The entries of {@code record}'s section in {@code batch} (the batch its target names), checked: the section
+     * must hold the record's stream and range and match its checksum, else CORRUPT_DATA.
+     */
+    static List<StreamEntry> entries(IndexRecord record, WalTarget t, WalBatch batch) {
         if (t.positionInBatch() >= batch.sections().size()) {
             throw corrupt(t, "batch has no section at the record's position", "sections", batch.sections().size());
         }

@@ -342,7 +342,8 @@ public final class NereusStream {
                 }
             }
             long at = st.offset;
-            return resolver.resolve(id(), st.view, at, st.readable).handle((r, error) -> {
+            return resolver.resolve(id(), st.view, at, st.readable, st.maxEntries - st.out.size(),
+                    Math.max(0, st.maxBytes - st.bytes)).handle((r, error) -> {
                 if (error != null) {
                     throw Errors.read(error, id(), at);
                 }

@@ -1,5 +1,6 @@
 package io.nereus.stream;
 
+import io.nereus.generation.MaterializerConfig;
 import io.nereus.wal.WalConfig;
 import java.util.Objects;
 
@@ -11,30 +12,39 @@ import java.util.Objects;
  * @param cachedBatches       decoded WAL batches kept for readers
  * @param cachedResolutions   positive resolutions (index records) kept for readers
  * @param repairMaxEntries    WAL batches one generation-0 repair may read
+ * @param materializer        the materializer's settings (higher generations)
  */
 public record StorageConfig(WalConfig wal, long tailCacheBytes, int cachedBatches, int cachedResolutions,
-        int repairMaxEntries) {
+        int repairMaxEntries, MaterializerConfig materializer) {
     public StorageConfig {
         Objects.requireNonNull(wal, "wal");
+        Objects.requireNonNull(materializer, "materializer");
         if (tailCacheBytes < 0 || cachedBatches < 1 || cachedResolutions < 1 || repairMaxEntries < 1) {
             throw new IllegalArgumentException("cache sizes must be >= 0 (tail) and >= 1 (others), repair budget >= 1");
         }
     }
 
-    /** Defaults: 64 MiB tail cache, 64 batches, 100,000 resolutions, repair reads at most 10,000 batches. */
+    /**
+     * Defaults: 64 MiB tail cache, 64 batches, 100,000 resolutions, repair reads at most 10,000 batches, the
+     * materializer's {@linkplain MaterializerConfig#defaults defaults}.
+     */
     public static StorageConfig defaults() {
-        return new StorageConfig(WalConfig.defaults(), 64L << 20, 64, 100_000, 10_000);
+        return new StorageConfig(WalConfig.defaults(), 64L << 20, 64, 100_000, 10_000, MaterializerConfig.defaults());
     }
 
     public StorageConfig withWal(WalConfig w) {
-        return new StorageConfig(w, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxEntries);
+        return new StorageConfig(w, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxEntries, materializer);
     }
 
     public StorageConfig withTailCacheBytes(long bytes) {
-        return new StorageConfig(wal, bytes, cachedBatches, cachedResolutions, repairMaxEntries);
+        return new StorageConfig(wal, bytes, cachedBatches, cachedResolutions, repairMaxEntries, materializer);
+    }
+
+    public StorageConfig withMaterializer(MaterializerConfig m) {
+        return new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxEntries, m);
     }
 
     public StorageConfig withRepairMaxEntries(int n) {
-        return new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, n);
+        return new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, n, materializer);
     }
 }

@@ -4,10 +4,18 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.GenerationZeroRepair;
+import io.nereus.generation.Materializer;
+import io.nereus.generation.MaterializerStats;
+import io.nereus.generation.ObjectCoverage;
+import io.nereus.generation.ObjectTargetReader;
+import io.nereus.generation.TargetReader;
+import io.nereus.generation.TargetReaders;
 import io.nereus.generation.WalEvidenceRepair;
 import io.nereus.generation.WalTargetReader;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.StreamId;
+import io.nereus.object.BlockCache;
 import io.nereus.object.ObjectStore;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSliceRecovery;
@@ -26,7 +34,8 @@ import org.apache.bookkeeper.client.BookKeeper;
 
 /**
  * One storage instance (one per broker): the WAL writer shared by all its streams, the WAL reader, the tail
- * cache and the generation resolver, over a BookKeeper client, a {@link MetadataStore} and an {@link ObjectStore}
+ * cache, the generation resolver (reading WAL sections and stream objects) and the materializer that writes
+ * higher generations, over a BookKeeper client, a {@link MetadataStore} and an {@link ObjectStore}
  * that the caller owns and closes. Streams are opened by managed-ledger name; one handle per stream.
  */
 public final class StreamStorage implements AutoCloseable {
@@ -38,6 +47,8 @@ public final class StreamStorage implements AutoCloseable {
     private final WalReader reader;
     private final TailCache tail;
     private final GenerationResolver resolver;
+    private final BlockCache blocks;
+    private final Materializer materializer;
     private final Map<String, CompletableFuture<NereusStream>> streams = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -54,9 +65,18 @@ public final class StreamStorage implements AutoCloseable {
         this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, scheduler, clock);
         this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches());
         this.tail = new TailCache(config.tailCacheBytes());
-        this.resolver = new GenerationResolver(metadata.index(), new WalTargetReader(reader), repair.apply(reader),
+        this.blocks = new BlockCache(config.materializer().blockCacheBytes());
+        TargetReader objectReader = new ObjectTargetReader(objects, blocks, OPEN_OBJECTS);
+        this.resolver = new GenerationResolver(metadata.index(),
+                new TargetReaders(new WalTargetReader(reader), objectReader), repair.apply(reader),
                 config.cachedResolutions());
+        this.materializer = new Materializer(config.materializer(), metadata.slices(), metadata.index(),
+                metadata.streams(), reader, writer, objectReader, objects, writerId, clock);
+        this.materializer.start();
     }
+
+    /** Stream objects kept open (footer and index read) for readers. */
+    static final int OPEN_OBJECTS = 1024;
 
     /** Wall-clock time one generation-0 repair may spend before it reports a retriable incomplete repair. */
     static final Duration REPAIR_TIME_BUDGET = Duration.ofSeconds(10);
@@ -105,12 +125,58 @@ public final class StreamStorage implements AutoCloseable {
         return metadata.catalog().deleteStream(managedLedgerName);
     }
 
-    /**
-     * The object store of this instance's higher generations, open until its owner closes it. Nothing writes or
-     * reads objects yet; the materializer and the object reads will, through here.
-     */
+    /** The object store of this instance's higher generations, open until its owner closes it. */
     public ObjectStore objects() {
         return objects;
+    }
+
+    /**
+     * Materializes {@code stream} below {@code upTo} now (see {@link Materializer#offload}): the offset below which
+     * it is all in objects once the future completes.
+     */
+    public CompletableFuture<Long> offload(StreamId stream, long upTo) {
+        if (closed) {
+            return CompletableFuture.failedFuture(new NereusException(ErrorCode.CLOSED, Map.of()));
+        }
+        return materializer.offload(stream, upTo);
+    }
+
+    /** What of {@code stream} lives in objects now, read from the index. */
+    public CompletableFuture<ObjectCoverage> objectCoverage(StreamId stream) {
+        return materializer.coverage(stream);
+    }
+
+    /**
+     * Rolls the WAL over to a new slice now; completes once the slices holding everything appended before are
+     * sealed (see {@link WalWriter#rollSlice}).
+     */
+    public CompletableFuture<Void> rollWalSlice() {
+        return writer.rollSlice();
+    }
+
+    /** Runs one materializer pass over the sealed slices now (it also runs every configured interval). */
+    public CompletableFuture<Void> materializeSealedSlices() {
+        return materializer.runPass();
+    }
+
+    /** The materializer's counters and backlog. */
+    public MaterializerStats materializerStats() {
+        return materializer.stats();
+    }
+
+    /** The materializer of this instance (tests in its package set hooks on it). */
+    public Materializer materializer() {
+        return materializer;
+    }
+
+    /** Object blocks in memory, hits and misses. */
+    public BlockCache objectBlocks() {
+        return blocks;
+    }
+
+    /** Index records this instance's reads found unreadable and quarantined. */
+    public long quarantinedRecords() {
+        return resolver.quarantinedRecords();
     }
 
     /** Changes the tail cache's byte bound (a broker's dynamic cache-size setting); shrinking evicts at once. */
@@ -152,6 +218,7 @@ public final class StreamStorage implements AutoCloseable {
      */
     public CompletableFuture<Void> closeAsync() {
         closed = true;
+        materializer.close();
         CompletableFuture<Void> writerDone = writer.closeAsync();
         reader.close();
         return writerDone.whenComplete((ignored, error) -> scheduler.shutdownNow());

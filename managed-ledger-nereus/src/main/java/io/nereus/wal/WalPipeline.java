@@ -82,9 +82,17 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         return lease.current();
     }
 
-    /** Renews the writer's lease (every third of its length), also while closing, until it is released. */
+    /**
+     * Renews the writer's lease (every third of its length), also while closing, until it is released; and rolls an
+     * idle slice over once it is due (past its age), so a slice whose streams stopped writing is still sealed,
+     * and its data materialized, within about its age plus a third of the lease.
+     */
     void renewLease() {
         lease.renew();
+        WalSlices.Slice s = slices.current();
+        if (!closed && s != null && ready.isEmpty() && slices.due(s)) {
+            slices.retire(s);
+        }
     }
 
     /** Takes the batches cut from the open batch, in sequence order, and writes what the in-flight limit allows. */
@@ -121,6 +129,16 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         } else {
             barriers.add(new Barrier(below, done));
         }
+    }
+
+    /**
+     * Rolls the slice over now: {@code done} completes once every batch below sequence {@code below} has finished
+     * its commit and every slice holding one is sealed (or left to slice recovery).
+     */
+    void roll(long below, CompletableFuture<Void> done) {
+        CompletableFuture<Void> committed = new CompletableFuture<>();
+        barrier(below, committed);
+        committed.whenComplete((ignored, error) -> onOwner(() -> slices.rollAndSettle(done)));
     }
 
     /** {@code done} completes once every sealed batch not yet taken by a commit has finished its write. */

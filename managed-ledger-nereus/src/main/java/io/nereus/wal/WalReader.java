@@ -3,7 +3,9 @@ package io.nereus.wal;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -81,6 +83,42 @@ public final class WalReader implements AutoCloseable {
      */
     public CompletableFuture<WalBatch> readUncached(long sliceId, long entryId) {
         return fetch(sliceId, entryId);
+    }
+
+    /**
+     * The batches at entries {@code firstEntry..lastEntry} of slice {@code sliceId}, in entry order, fetched in one
+     * BookKeeper request without using or filling the batch cache: for the materializer's sequential pass over a
+     * sealed slice. Fails as {@link #read} does, naming the range.
+     */
+    public CompletableFuture<List<WalBatch>> readRange(long sliceId, long firstEntry, long lastEntry) {
+        if (firstEntry < 0 || lastEntry < firstEntry) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("entry range " + firstEntry + ".."
+                    + lastEntry + " of slice " + sliceId + " is empty or negative"));
+        }
+        return handle(sliceId).thenCompose(lh -> {
+            CompletableFuture<List<WalBatch>> out = new CompletableFuture<>();
+            lh.asyncReadUnconfirmedEntries(firstEntry, lastEntry, (rc, h, seq, ctx) -> {
+                Map<String, Object> where = ErrorContext.of("slice", sliceId, "firstEntry", firstEntry,
+                        "lastEntry", lastEntry);
+                if (rc != BKException.Code.OK) {
+                    out.completeExceptionally(readError(rc, where));
+                    return;
+                }
+                List<WalBatch> batches = new ArrayList<>();
+                try {
+                    while (seq.hasMoreElements()) {
+                        batches.add(WalBatchCodec.decode(seq.nextElement().getEntry()));
+                    }
+                    out.complete(batches);
+                } catch (NereusException ex) {
+                    where.putAll(ex.context());
+                    out.completeExceptionally(new NereusException(ex.code(), where, ex));
+                } catch (RuntimeException ex) {
+                    out.completeExceptionally(ex);
+                }
+            }, null);
+            return out;
+        });
     }
 
     /** Forgets a cached batch (after its bytes proved unusable). */

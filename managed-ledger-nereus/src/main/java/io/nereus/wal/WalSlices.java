@@ -5,9 +5,14 @@ import io.nereus.metadata.WalSliceStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import org.apache.bookkeeper.client.BKException;
@@ -70,6 +75,11 @@ final class WalSlices {
     private final Set<Long> held = ConcurrentHashMap.newKeySet();
     /** Ledgers being deleted or closed after a failed registration. */
     private int cleanups;
+    /** Callers of {@link #whenSettled}: each waits for the slices unsealed when it asked. */
+    private final List<Settling> settling = new ArrayList<>();
+
+    private record Settling(Set<Long> slices, CompletableFuture<Void> done) {
+    }
 
     WalSlices(BookKeeper bk, WalSliceStore store, WriterLease lease, WalConfig config, String writerId, Clock clock,
             Executor owner, Listener listener) {
@@ -264,7 +274,30 @@ final class WalSlices {
     private void giveUp(Slice s) {
         unsealed.remove(s.id());
         held.remove(s.id());
+        for (Iterator<Settling> it = settling.iterator(); it.hasNext(); ) {
+            Settling w = it.next();
+            w.slices().remove(s.id());
+            if (w.slices().isEmpty()) {
+                it.remove();
+                w.done().complete(null);
+            }
+        }
         listener.sliceSettled();
+    }
+
+    /**
+     * Retires the current slice, if any (the next batch opens a new one); {@code done} completes once every slice
+     * created so far is sealed, or given up to slice recovery when its close or seal failed.
+     */
+    void rollAndSettle(CompletableFuture<Void> done) {
+        if (current != null) {
+            retire(current);
+        }
+        if (unsealed.isEmpty()) {
+            done.complete(null);
+        } else {
+            settling.add(new Settling(new HashSet<>(unsealed.keySet()), done));
+        }
     }
 
     private static byte[] utf8(String s) {

@@ -200,6 +200,29 @@ public final class WalWriter implements AutoCloseable {
         return done;
     }
 
+    /** Whether this writer holds slice {@code sliceId}: created it and has not yet sealed or given it up. */
+    public boolean holds(long sliceId) {
+        return pipeline.holds(sliceId);
+    }
+
+    /**
+     * Rolls the WAL over to a new slice now (the materializer's way to make recent data sealed): seals the open
+     * batch; the future completes once every batch sealed so far has finished its commit and every slice of this
+     * writer holding one is SEALED. A slice whose close or seal failed is left to slice recovery and the future
+     * still completes (the caller sees the slice's state in the metadata). Never fails; after close it completes
+     * once the writer has ended.
+     */
+    public CompletableFuture<Void> rollSlice() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        long below = openBatch.cut();
+        try {
+            submit(() -> pipeline.roll(below, done));
+        } catch (RejectedExecutionException e) {
+            done.complete(null);
+        }
+        return done;
+    }
+
     /**
      * Future completing once every sealed batch not yet taken by a commit has finished its BookKeeper write
      * (acknowledged or failed), as seen by the owner thread. For tests that need batches acknowledged before a

@@ -36,6 +36,7 @@ class PulsarErrorsTest {
         TABLE.put(ErrorCode.RETRIABLE_ABANDONED, ManagedLedgerException.class);
         TABLE.put(ErrorCode.RETRIABLE_READ_FAILED, ManagedLedgerException.class);
         TABLE.put(ErrorCode.RETRIABLE_REPAIR_INCOMPLETE, ManagedLedgerException.class);
+        TABLE.put(ErrorCode.RETRIABLE_MATERIALIZATION_INCOMPLETE, ManagedLedgerException.class);
         TABLE.put(ErrorCode.CORRUPT_DATA, ManagedLedgerException.class);
         TABLE.put(ErrorCode.TARGET_MISSING, ManagedLedgerException.class);
         TABLE.put(ErrorCode.OBJECT_EXISTS, ManagedLedgerException.class);

@@ -47,6 +47,11 @@ public enum ErrorCode {
     /** Generation-0 repair ran out of budget or time; nothing was cached, the read may be retried. */
     RETRIABLE_REPAIR_INCOMPLETE(true, "index repair did not finish"),
     /**
+     * Materializing a stream up to an offset did not finish: part of the range is in a WAL slice that is still
+     * open (by another broker), or a step failed; what was published stays published, the request may be retried.
+     */
+    RETRIABLE_MATERIALIZATION_INCOMPLETE(true, "materialization did not finish"),
+    /**
      * Stored metadata (a FoundationDB key or value) cannot be decoded: an unknown format version, truncated or
      * trailing bytes, or content that violates the value's invariants. Context: {@code value} or {@code key} (what
      * was decoded), {@code reason} (the failed check) and its details. Reading the same bytes again cannot help.

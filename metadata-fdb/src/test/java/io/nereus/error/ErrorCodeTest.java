@@ -32,6 +32,7 @@ class ErrorCodeTest {
         RETRIABLE.put(ErrorCode.RETRIABLE_ABANDONED, true);
         RETRIABLE.put(ErrorCode.RETRIABLE_READ_FAILED, true);
         RETRIABLE.put(ErrorCode.RETRIABLE_REPAIR_INCOMPLETE, true);
+        RETRIABLE.put(ErrorCode.RETRIABLE_MATERIALIZATION_INCOMPLETE, true);
         RETRIABLE.put(ErrorCode.METADATA_FORMAT, false);
         RETRIABLE.put(ErrorCode.CORRUPT_DATA, false);
         RETRIABLE.put(ErrorCode.TARGET_MISSING, false);

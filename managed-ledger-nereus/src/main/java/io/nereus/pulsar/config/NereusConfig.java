@@ -2,9 +2,16 @@ package io.nereus.pulsar.config;
 
 import static io.nereus.pulsar.config.NereusConfigKeys.EMBEDDED_FDB_DIR;
 import static io.nereus.pulsar.config.NereusConfigKeys.FDB_CLUSTER_FILE;
+import static io.nereus.pulsar.config.NereusConfigKeys.MATERIALIZER_ENABLED;
+import static io.nereus.pulsar.config.NereusConfigKeys.MATERIALIZER_INTERVAL_SECONDS;
+import static io.nereus.pulsar.config.NereusConfigKeys.MATERIALIZER_MAX_BYTES_PER_SECOND;
 import static io.nereus.pulsar.config.NereusConfigKeys.METADATA_ROOT;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_BLOCK_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_BLOCK_CACHE_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_MERGE_MIN_OBJECTS;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_DIR;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_TYPE;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_TARGET_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.READ_CACHED_BATCHES;
 import static io.nereus.pulsar.config.NereusConfigKeys.READ_CACHED_RESOLUTIONS;
 import static io.nereus.pulsar.config.NereusConfigKeys.REPAIR_MAX_BATCHES;
@@ -31,6 +38,7 @@ import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITER_LEASE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITE_QUORUM;
 
+import io.nereus.generation.MaterializerConfig;
 import io.nereus.object.ObjectStoreConfig;
 import io.nereus.object.S3Credentials;
 import io.nereus.pulsar.config.ConfigKey.Setting;
@@ -122,11 +130,18 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
                     maxBatchBytes.value(), maxInFlight, sliceMaxBytes, Duration.ofSeconds(sliceMaxAgeSeconds),
                     ensemble.value(), write.value(), ack.value(), new byte[0], commitMaxBatches, commitMaxAppends,
                     Duration.ofSeconds(writerLeaseSeconds), Duration.ofSeconds(recoveryIntervalSeconds));
-            storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches);
+            MaterializerConfig materializer = new MaterializerConfig(get(MATERIALIZER_ENABLED, raw, conf).value(),
+                    get(OBJECT_TARGET_BYTES, raw, conf).value(), get(OBJECT_BLOCK_BYTES, raw, conf).value(),
+                    Duration.ofSeconds(get(MATERIALIZER_INTERVAL_SECONDS, raw, conf).value()),
+                    get(MATERIALIZER_MAX_BYTES_PER_SECOND, raw, conf).value(),
+                    get(OBJECT_MERGE_MIN_OBJECTS, raw, conf).value(), get(OBJECT_BLOCK_CACHE_BYTES, raw, conf).value());
+            storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches,
+                    materializer);
         } catch (IllegalArgumentException e) {
             // The per-key checks above cover WalConfig's and StorageConfig's; this reports a future rule they miss.
-            throw new IllegalArgumentException("the nereusWal*, nereusRead*, nereusRepairMaxBatches and "
-                    + "nereusTailCacheBytes settings are inconsistent: " + e.getMessage(), e);
+            throw new IllegalArgumentException("the nereusWal*, nereusRead*, nereusRepairMaxBatches, "
+                    + "nereusTailCacheBytes, nereusMaterializer* and nereusObject* settings are inconsistent: "
+                    + e.getMessage(), e);
         }
         return new NereusConfig(clusterFile, embeddedDir, root, storage, objectStore(raw, conf));
     }

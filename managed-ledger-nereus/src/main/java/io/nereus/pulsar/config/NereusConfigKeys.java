@@ -1,5 +1,6 @@
 package io.nereus.pulsar.config;
 
+import io.nereus.generation.MaterializerConfig;
 import io.nereus.object.ObjectStoreConfig;
 import io.nereus.stream.StorageConfig;
 import io.nereus.wal.WalConfig;
@@ -86,7 +87,8 @@ public final class NereusConfigKeys {
 
     public static final ConfigKey<Long> WAL_SLICE_MAX_AGE_SECONDS = longKey("nereusWalSliceMaxAgeSeconds",
             WAL.sliceMaxAge().toSeconds(), "1 to " + MAX_SECONDS, v -> v >= 1 && v <= MAX_SECONDS,
-            "A WAL slice is closed and a new one started after this many seconds.");
+            "A WAL slice is closed and a new one started after this many seconds, an idle one too (within a third "
+                    + "of nereusWalWriterLeaseSeconds), so that its data is materialized into objects.");
 
     public static final ConfigKey<Integer> WAL_COMMIT_MAX_BATCHES = intKey("nereusWalCommitMaxBatches",
             WAL.maxCoalescedBatches(), "1 to " + WalConfig.MAX_COALESCED_BATCHES_LIMIT,
@@ -196,6 +198,44 @@ public final class NereusConfigKeys {
             "An object larger than this is uploaded to S3 in parts of this many bytes (a multipart upload of at "
                     + "most 10000 parts).");
 
+    private static final MaterializerConfig MATERIALIZER = MaterializerConfig.defaults();
+
+    public static final ConfigKey<Boolean> MATERIALIZER_ENABLED = new ConfigKey<>("nereusMaterializerEnabled",
+            ConfigType.BOOLEAN, c -> MATERIALIZER.enabled(), Boolean.toString(MATERIALIZER.enabled()),
+            "true or false", v -> true,
+            "Rewrite the data of sealed WAL slices into per-topic objects (higher generations) in the background. "
+                    + "Off: only offload requests (the admin API's trigger-offload) materialize.");
+
+    public static final ConfigKey<Long> OBJECT_TARGET_BYTES = longKey("nereusObjectTargetBytes",
+            MATERIALIZER.objectTargetBytes(), "1 to " + MaterializerConfig.MAX_OBJECT_TARGET_BYTES,
+            v -> v >= 1 && v <= MaterializerConfig.MAX_OBJECT_TARGET_BYTES,
+            "Payload bytes one object holds at most. A topic's objects smaller than a quarter of this are merged "
+                    + "(nereusObjectMergeMinObjects at a time) into a larger one.");
+
+    public static final ConfigKey<Integer> OBJECT_BLOCK_BYTES = intKey("nereusObjectBlockBytes",
+            MATERIALIZER.blockBytes(), ">= 1", v -> v >= 1,
+            "Bytes of one block of an object: the unit a read fetches and checks (one entry larger than this "
+                    + "makes a block of its own).");
+
+    public static final ConfigKey<Long> MATERIALIZER_INTERVAL_SECONDS = longKey("nereusMaterializerIntervalSeconds",
+            MATERIALIZER.interval().toSeconds(), "1 to " + MAX_RECOVERY_SECONDS,
+            v -> v >= 1 && v <= MAX_RECOVERY_SECONDS,
+            "Pause between the materializer's passes over the sealed WAL slices. A slice's data is in objects at "
+                    + "most about this long after the slice seals (nereusWalSliceMaxBytes, "
+                    + "nereusWalSliceMaxAgeSeconds).");
+
+    public static final ConfigKey<Long> MATERIALIZER_MAX_BYTES_PER_SECOND = longKey(
+            "nereusMaterializerMaxBytesPerSecond", MATERIALIZER.maxBytesPerSecond(), ">= 1", v -> v >= 1,
+            "Payload bytes per second the materializer writes at most, so it never starves appends.");
+
+    public static final ConfigKey<Integer> OBJECT_MERGE_MIN_OBJECTS = intKey("nereusObjectMergeMinObjects",
+            MATERIALIZER.mergeMinObjects(), ">= 2", v -> v >= 2,
+            "Consecutive small objects of one topic merged into one; bounds the number of objects per topic.");
+
+    public static final ConfigKey<Long> OBJECT_BLOCK_CACHE_BYTES = longKey("nereusObjectBlockCacheBytes",
+            MATERIALIZER.blockCacheBytes(), ">= 0", v -> v >= 0,
+            "Bytes of object blocks kept in memory for readers (0: none).");
+
     /** The keys that only mean something with {@code nereusObjectStoreType=s3}. */
     static final List<ConfigKey<?>> S3_KEYS = List.of(S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE,
             S3_ACCESS_KEY, S3_SECRET_KEY, S3_PART_BYTES);
@@ -207,7 +247,8 @@ public final class NereusConfigKeys {
             WAL_COMMIT_MAX_BATCHES, WAL_COMMIT_MAX_APPENDS, WAL_WRITER_LEASE_SECONDS, WAL_RECOVERY_INTERVAL_SECONDS,
             TAIL_CACHE_BYTES, READ_CACHED_BATCHES, READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES, OBJECT_STORE_TYPE,
             OBJECT_STORE_DIR, S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE, S3_ACCESS_KEY, S3_SECRET_KEY,
-            S3_PART_BYTES);
+            S3_PART_BYTES, MATERIALIZER_ENABLED, OBJECT_TARGET_BYTES, OBJECT_BLOCK_BYTES, MATERIALIZER_INTERVAL_SECONDS,
+            MATERIALIZER_MAX_BYTES_PER_SECOND, OBJECT_MERGE_MIN_OBJECTS, OBJECT_BLOCK_CACHE_BYTES);
 
     private NereusConfigKeys() {
     }

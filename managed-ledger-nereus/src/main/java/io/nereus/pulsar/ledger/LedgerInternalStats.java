@@ -5,7 +5,8 @@ import org.apache.pulsar.common.policies.data.ManagedLedgerInternalStats;
 
 /**
  * A Nereus ledger's {@code internalStats} as the broker's admin API shows them: one virtual ledger holding every
- * stored entry, never offloaded, with the ledger's live counters. Built from a ledger's volatile fields, so safe
+ * stored entry, with the ledger's live counters; it counts as offloaded once all its entries are in objects, and
+ * its metadata (with {@code includeLedgerMetadata}) says how many objects hold how much of it. Built from a ledger's volatile fields, so safe
  * from any thread; values are a snapshot, not one atomic cut.
  */
 final class LedgerInternalStats {
@@ -28,7 +29,10 @@ final class LedgerInternalStats {
         li.ledgerId = ml.ledgerId();
         li.entries = s.numberOfEntries;
         li.size = s.totalSize;
-        li.offloaded = false;
+        // the virtual ledger counts as offloaded once every entry of it lies in objects
+        var coverage = ml.offload().coverage();
+        li.offloaded = coverage.objects() > 0 && coverage.firstOffset() <= ml.trimOffset()
+                && coverage.endOffset() >= ml.committedEnd() && coverage.entries() >= s.numberOfEntries;
         if (includeLedgerMetadata) {
             li.metadata = ml.describeStream();
         }

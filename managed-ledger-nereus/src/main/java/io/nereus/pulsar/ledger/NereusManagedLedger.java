@@ -75,6 +75,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final LedgerReads reads;
     private final LedgerAppends appends;
     private final LedgerPropertiesState properties;
+    private final LedgerOffload offload;
     private final long createdAtMillis;
     private volatile ManagedLedgerConfig config;
     private volatile LedgerState state = LedgerState.OPEN;
@@ -104,6 +105,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         this.reads = new LedgerReads(this, stream, stats);
         this.appends = new LedgerAppends(this, stream, stats, executor, head.cumulativeBytes());
         this.trimmer = new LedgerTrimmer(this, factory.metadata(), clock);
+        this.offload = new LedgerOffload(this, factory.streams(), clock);
         this.properties = new LedgerPropertiesState(cursorStore, stream.id(), writerEpoch, this::checkWritten, p -> {
             ManagedLedgerInterceptor interceptor = this.config.getManagedLedgerInterceptor();
             if (interceptor != null) {
@@ -133,6 +135,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
                 .thenCompose(cursors::loadStored).thenCompose(ignored -> initializeInterceptor()).thenApply(ignored -> {
             LOG.info("Opened managed ledger name={} stream={} ledgerId={} epoch={} committedEnd={} trimOffset={}",
                     name, streamId(), ledgerId, writerEpoch, committedEnd, trimOffset);
+            offload.refresh();
             return this;
         });
     }
@@ -830,12 +833,15 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     // ---- things a BookKeeper-based ledger has and a Nereus stream does not ----
 
-    /** Nereus does not offload: its higher generations replace WAL slices in place. */
+    // ---- offload: materialization into objects (see LedgerOffload) ----
+
+    /** Payload bytes of this ledger held in objects (higher generations), as last read from the index. */
     @Override
     public long getOffloadedSize() {
-        return 0;
+        return offload.offloadedSize();
     }
 
+    /** Objects are not ledgers: 0, like a ledger that never offloaded. */
     @Override
     public long getLastOffloadedLedgerId() {
         return 0;
@@ -843,28 +849,36 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public long getLastOffloadedSuccessTimestamp() {
-        return 0;
+        return offload.lastSuccessMillis();
     }
 
     @Override
     public long getLastOffloadedFailureTimestamp() {
-        return 0;
+        return offload.lastFailureMillis();
     }
 
     @Override
     public Position offloadPrefix(Position pos) throws InterruptedException, ManagedLedgerException {
-        throw offloadRefused();
+        return Sync.await(offload.offloadPrefix(pos));
     }
 
+    /**
+     * Materializes the entries before {@code pos} into objects now (rolling the WAL slice over when they reach into
+     * it) and completes after their publication, with the position before which every entry is in objects.
+     */
     @Override
     public void asyncOffloadPrefix(Position pos, AsyncCallbacks.OffloadCallback callback, Object ctx) {
-        executor.execute(() -> callback.offloadFailed(offloadRefused(), ctx));
+        offload.offloadPrefix(pos).whenCompleteAsync((done, error) -> {
+            if (error != null) {
+                callback.offloadFailed(PulsarErrors.map(error), ctx);
+            } else {
+                callback.offloadComplete(done, ctx);
+            }
+        }, executor);
     }
 
-    private ManagedLedgerException offloadRefused() {
-        return new ManagedLedgerException("managed ledger " + name
-                + " is stored by Nereus, which does not use tiered-storage offload; keep offload policies off for"
-                + " Nereus namespaces");
+    LedgerOffload offload() {
+        return offload;
     }
 
     /** The WAL rolls its own slices; a Nereus ledger has no current ledger to roll. */
@@ -948,7 +962,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public CompletableFuture<ManagedLedgerInternalStats> getManagedLedgerInternalStats(boolean includeLedgerMetadata) {
-        return CompletableFuture.completedFuture(LedgerInternalStats.of(this, includeLedgerMetadata));
+        return offload.refresh().thenApply(coverage -> LedgerInternalStats.of(this, includeLedgerMetadata));
     }
 
     long entriesAdded() {
@@ -970,6 +984,6 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     /** What internal stats show as the ledger's metadata: the stream incarnation and its range. */
     String describeStream() {
         return "nereus stream " + streamId() + " incarnation " + stream.catalog().incarnation() + ", entries ["
-                + trimOffset + ", " + committedEnd + "), writer epoch " + writerEpoch;
+                + trimOffset + ", " + committedEnd + "), writer epoch " + writerEpoch + "; " + offload.describe();
     }
 }

@@ -126,7 +126,17 @@ class NereusConfigTest {
                 parsed("nereusObjectStoreType", "filesystem", c -> c.objectStore().getClass(),
                         ObjectStoreConfig.Filesystem.class),
                 parsed("nereusObjectStoreDir", "/var/lib/nereus/objects", c -> c.objectStore(),
-                        ObjectStoreConfig.Filesystem.of(Path.of("/var/lib/nereus/objects"))));
+                        ObjectStoreConfig.Filesystem.of(Path.of("/var/lib/nereus/objects"))),
+                parsed("nereusMaterializerEnabled", "false", c -> c.storage().materializer().enabled(), false),
+                parsed("nereusObjectTargetBytes", "1048576", c -> c.storage().materializer().objectTargetBytes(),
+                        1_048_576L),
+                parsed("nereusObjectBlockBytes", "4096", c -> c.storage().materializer().blockBytes(), 4096),
+                parsed("nereusMaterializerIntervalSeconds", "5", c -> c.storage().materializer().interval(),
+                        Duration.ofSeconds(5)),
+                parsed("nereusMaterializerMaxBytesPerSecond", "1000",
+                        c -> c.storage().materializer().maxBytesPerSecond(), 1000L),
+                parsed("nereusObjectMergeMinObjects", "3", c -> c.storage().materializer().mergeMinObjects(), 3),
+                parsed("nereusObjectBlockCacheBytes", "0", c -> c.storage().materializer().blockCacheBytes(), 0L));
     }
 
     /** With nereusObjectStoreType=s3 and a bucket, each S3 key lands in its field of the S3 configuration. */
@@ -450,7 +460,7 @@ class NereusConfigTest {
         List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
 
         assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
-        assertThat(names).hasSize(30);
+        assertThat(names).hasSize(37);
         assertThat(NereusConfig.keys()).allSatisfy(k -> {
             assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
             assertThat(k.allowed()).as(k.name()).isNotBlank();

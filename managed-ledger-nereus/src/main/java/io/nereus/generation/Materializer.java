@@ -1,0 +1,869 @@
+package io.nereus.generation;
+
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
+import io.nereus.metadata.GenerationIndexStore;
+import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.IndexRecordState;
+import io.nereus.metadata.ObjectTarget;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.PublicationOutcome;
+import io.nereus.metadata.PublicationRequest;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamCommitStore;
+import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamId;
+import io.nereus.metadata.StreamState;
+import io.nereus.metadata.WalSlice;
+import io.nereus.metadata.WalSliceState;
+import io.nereus.metadata.WalSliceStore;
+import io.nereus.metadata.WalTarget;
+import io.nereus.metadata.WalWriterLease;
+import io.nereus.object.BlockCache;
+import io.nereus.object.ObjectContent;
+import io.nereus.object.ObjectName;
+import io.nereus.object.ObjectStore;
+import io.nereus.object.StoredObject;
+import io.nereus.object.StreamObjectReader;
+import io.nereus.object.StreamObjectWriter;
+import io.nereus.wal.WalBatch;
+import io.nereus.wal.WalReader;
+import io.nereus.wal.WalWriter;
+import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns generation 0 into higher generations (DESIGN §6): reads the committed ranges of sealed WAL slices, writes
+ * each stream's part as read-optimized stream objects, reads every object back and verifies it, then publishes it
+ * with {@link GenerationIndexStore#publish}, one conditional transaction that checks the exact generation-0 source
+ * records. A refused publication (a source trimmed, repaired, already materialized by someone else, the stream
+ * deleted) deletes its object; an object whose publication was never decided (a crash, an unknown result) is
+ * garbage that no record names, for the garbage collector.
+ *
+ * <p>What it does:
+ * <ul>
+ *   <li><b>Background passes</b> (when {@link MaterializerConfig#enabled}), every {@link MaterializerConfig#interval}:
+ *       every SEALED slice this instance owns (its own, and a share of those whose writer holds no lease any more:
+ *       slice id modulo the live writers) is read in entry order, in requests of up to
+ *       {@value #ENTRIES_PER_READ} batches; each stream's consecutive sections become one object of at most
+ *       {@link MaterializerConfig#objectTargetBytes}. Then consecutive small objects of a stream
+ *       ({@link MaterializerConfig#mergeMinObjects} of them, each under a quarter of the target) are merged into one
+ *       object of a higher generation, which retires them; so a stream's data from several slices ends up in objects
+ *       near the target size and objects per stream stay bounded.</li>
+ *   <li><b>Offload requests</b> ({@link #offload}): materialize one stream below an offset now, rolling this
+ *       writer's open slice over first when the range reaches into it; served before background work.</li>
+ * </ul>
+ * A slice's data is therefore materialized at the latest one pass after the slice seals, which is at most
+ * {@code nereusWalSliceMaxAgeSeconds} after it opened.
+ *
+ * <p>Bounds: one step at a time per instance (one slice, one merge or one offload); at most about two objects'
+ * payload in memory (a slice whose streams hold more is read in waves of streams, see {@link #waves}); writes are
+ * paced to {@link MaterializerConfig#maxBytesPerSecond}. State is confined to the
+ * materializer's own thread; the public methods may be called from any thread.
+ */
+public final class Materializer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Materializer.class);
+    /** Batches fetched from BookKeeper per request. */
+    static final int ENTRIES_PER_READ = 32;
+    /** Index records read per scan of a stream. */
+    static final int RECORDS_PER_SCAN = 1000;
+    /** Slices listed per read of the SEALED listing. */
+    static final int SLICES_PER_LISTING = 256;
+
+    /** Called with each verified publication request before it is sent: the point a crash test stops at. */
+    interface PublishHook extends Function<PublicationRequest, CompletableFuture<Void>> {
+    }
+
+    private final MaterializerConfig config;
+    private final WalSliceStore slices;
+    private final GenerationIndexStore index;
+    private final StreamCommitStore streams;
+    private final WalReader wal;
+    private final WalWriter writer;
+    private final TargetReader objectReader;
+    private final ObjectStore objects;
+    private final String writerId;
+    private final Clock clock;
+    private final StreamObjectWriter encoder;
+    private final ScheduledExecutorService exec;
+    private volatile PublishHook beforePublish = request -> CompletableFuture.completedFuture(null);
+
+    // confined to exec
+    private final ArrayDeque<Supplier<CompletableFuture<?>>> urgent = new ArrayDeque<>();
+    private final ArrayDeque<Supplier<CompletableFuture<?>>> background = new ArrayDeque<>();
+    private final Set<Long> completed = new HashSet<>();
+    private final Set<StreamId> toMerge = new LinkedHashSet<>();
+    private boolean running;
+    private boolean closed;
+    private volatile int pendingSlices;
+    private volatile int completedCount;
+
+    private final AtomicLong objectsPublished = new AtomicLong();
+    private final AtomicLong mergesPublished = new AtomicLong();
+    private final AtomicLong entriesPublished = new AtomicLong();
+    private final AtomicLong bytesPublished = new AtomicLong();
+    private final AtomicLong refused = new AtomicLong();
+    private final AtomicLong failedSteps = new AtomicLong();
+    private final AtomicLong lastPublished = new AtomicLong();
+
+    public Materializer(MaterializerConfig config, WalSliceStore slices, GenerationIndexStore index,
+            StreamCommitStore streams, WalReader wal, WalWriter writer, TargetReader objectReader, ObjectStore objects,
+            String writerId, Clock clock) {
+        this.config = config;
+        this.slices = slices;
+        this.index = index;
+        this.streams = streams;
+        this.wal = wal;
+        this.writer = writer;
+        this.objectReader = objectReader;
+        this.objects = objects;
+        this.writerId = writerId;
+        this.clock = clock;
+        this.encoder = new StreamObjectWriter(config.blockBytes());
+        this.exec = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nereus-materializer-" + writerId);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts the background passes, the first one interval from now; does nothing when they are disabled. */
+    public void start() {
+        if (config.enabled()) {
+            schedulePass();
+        }
+    }
+
+    // ---- requests ----
+
+    /**
+     * Materializes {@code stream} below {@code upTo} (clamped to its committed end) now, before any background
+     * work: rolls this writer's open slice over when the range reaches into it, materializes the stream's part of
+     * every sealed slice below {@code upTo}, and completes once nothing of the range is left only in generation 0.
+     *
+     * @return the offset below which the stream's records (from the trim offset on) are all in objects: {@code upTo}
+     *         clamped to the committed end, or lower where a WAL section reaches past it (sections are materialized
+     *         whole); fails with RETRIABLE_MATERIALIZATION_INCOMPLETE naming the slice when part of the range is in a
+     *         slice another writer still holds open, NOT_FOUND for an unknown stream, or the failure of a step
+     */
+    public CompletableFuture<Long> offload(StreamId stream, long upTo) {
+        CompletableFuture<Long> result = new CompletableFuture<>();
+        submit(true, () -> offloadStep(stream, upTo, false).whenComplete((offset, error) -> {
+            if (error != null) {
+                result.completeExceptionally(Failures.unwrap(error));
+            } else {
+                result.complete(offset);
+            }
+        }), result::completeExceptionally);
+        return result;
+    }
+
+    /** Runs one background pass now (also when passes are disabled); completes once its steps have finished. */
+    public CompletableFuture<Void> runPass() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        submit(false, () -> pass(done), done::completeExceptionally);
+        return done;
+    }
+
+    /** What of {@code stream} lives in objects now, read from the index. */
+    public CompletableFuture<ObjectCoverage> coverage(StreamId stream) {
+        return streams.head(stream).thenCompose(h -> {
+            StreamHead head = h.orElseThrow(() -> new NereusException(ErrorCode.NOT_FOUND, ErrorContext.of(
+                    "stream", stream)));
+            return coverageFrom(stream, head.trimOffset(), ObjectCoverage.NONE);
+        });
+    }
+
+    private CompletableFuture<ObjectCoverage> coverageFrom(StreamId stream, long from, ObjectCoverage acc) {
+        return index.indexRecords(stream, ReadView.COMMITTED, from, RECORDS_PER_SCAN).thenCompose(records -> {
+            ObjectCoverage c = acc;
+            for (IndexRecord r : records) {
+                if (!r.generation().isAppend() && r.state() == IndexRecordState.COMMITTED) {
+                    c = c.plus(r);
+                }
+            }
+            if (records.size() < RECORDS_PER_SCAN) {
+                return CompletableFuture.completedFuture(c);
+            }
+            return coverageFrom(stream, records.get(records.size() - 1).endOffset(), c);
+        });
+    }
+
+    public MaterializerStats stats() {
+        return new MaterializerStats(objectsPublished.get(), mergesPublished.get(), entriesPublished.get(),
+                bytesPublished.get(), refused.get(), failedSteps.get(), pendingSlices, completedCount,
+                lastPublished.get());
+    }
+
+    /** Test hook: runs before every publication (after the object was written and verified). */
+    void beforePublish(PublishHook hook) {
+        this.beforePublish = hook;
+    }
+
+    /** Stops: no new steps start; a step in flight may finish or fail. Idempotent. */
+    @Override
+    public void close() {
+        try {
+            exec.execute(() -> closed = true);
+        } catch (RejectedExecutionException e) {
+            return;
+        }
+        exec.shutdown();
+    }
+
+    // ---- the job queue ----
+
+    /** Queues {@code job}; when the materializer is closed it never runs and {@code dropped} is told why. */
+    private void submit(boolean isUrgent, Supplier<CompletableFuture<?>> job,
+            Consumer<NereusException> dropped) {
+        NereusException closedError = new NereusException(ErrorCode.CLOSED, ErrorContext.of("component",
+                "materializer"));
+        try {
+            exec.execute(() -> {
+                if (closed) {
+                    dropped.accept(closedError);
+                    return;
+                }
+                (isUrgent ? urgent : background).add(job);
+                pump();
+            });
+        } catch (RejectedExecutionException e) {
+            dropped.accept(closedError);
+        }
+    }
+
+    private void pump() {
+        if (running || closed) {
+            return;
+        }
+        Supplier<CompletableFuture<?>> job = urgent.poll();
+        if (job == null) {
+            job = background.poll();
+        }
+        if (job == null) {
+            return;
+        }
+        running = true;
+        CompletableFuture<?> f;
+        try {
+            f = job.get();
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        f.whenCompleteAsync((r, error) -> {
+            running = false;
+            pump();
+        }, exec);
+    }
+
+    private void schedulePass() {
+        try {
+            exec.schedule(() -> {
+                if (!closed) {
+                    submit(false, () -> pass(new CompletableFuture<>()), ignored -> { });
+                }
+            }, config.interval().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // closed
+        }
+    }
+
+    // ---- background pass ----
+
+    /** Lists the owned sealed slices and queues a step for each, then the merges, then {@code done}. */
+    private CompletableFuture<Void> pass(CompletableFuture<Void> done) {
+        return slices.census().thenCombine(sealed(0, new TreeMap<>()), (census, sealed) -> {
+            Set<String> live = new TreeSet<>();
+            for (WalWriterLease l : census.leases().values()) {
+                live.add(l.writerId());
+            }
+            live.add(writerId);
+            List<Long> owned = new ArrayList<>();
+            for (Map.Entry<Long, WalSlice> e : sealed.entrySet()) {
+                if (owns(e.getKey(), e.getValue(), new ArrayList<>(live))) {
+                    owned.add(e.getKey());
+                }
+            }
+            return owned;
+        }).thenAcceptAsync(owned -> {
+            completed.retainAll(new HashSet<>(owned)); // slices collected meanwhile leave the listing
+            int pending = 0;
+            for (long id : owned) {
+                if (!completed.contains(id)) {
+                    pending++;
+                    background.add(() -> sliceStep(id));
+                }
+            }
+            pendingSlices = pending;
+            background.add(() -> {
+                List<StreamId> merging = new ArrayList<>(toMerge);
+                toMerge.clear();
+                return mergeAll(merging, 0);
+            });
+            background.add(() -> {
+                done.complete(null);
+                if (config.enabled()) {
+                    schedulePass();
+                }
+                return CompletableFuture.completedFuture(null);
+            });
+        }, exec).whenComplete((ignored, error) -> {
+            if (error != null) {
+                failedSteps.incrementAndGet();
+                LOG.warn("materializer pass failed to list slices; trying again next pass", error);
+                done.completeExceptionally(Failures.unwrap(error));
+                if (config.enabled()) {
+                    schedulePass();
+                }
+            }
+        });
+    }
+
+    private CompletableFuture<SortedMap<Long, WalSlice>> sealed(long from, SortedMap<Long, WalSlice> acc) {
+        return slices.slices(WalSliceState.SEALED, from, SLICES_PER_LISTING).thenCompose(page -> {
+            acc.putAll(page);
+            if (page.size() < SLICES_PER_LISTING) {
+                return CompletableFuture.completedFuture(acc);
+            }
+            return sealed(page.lastKey() + 1, acc);
+        });
+    }
+
+    /**
+     * This instance's slices, and a share of the slices whose writer holds no lease (gone for good, or restarted
+     * under another id): the one of the live writers, sorted, at the slice id modulo their number.
+     */
+    private boolean owns(long sliceId, WalSlice slice, List<String> live) {
+        if (slice.writerId().equals(writerId)) {
+            return true;
+        }
+        if (live.contains(slice.writerId())) {
+            return false;
+        }
+        return live.get(Math.floorMod(Long.hashCode(sliceId), live.size())).equals(writerId);
+    }
+
+    private CompletableFuture<Void> sliceStep(long sliceId) {
+        return materializeSlice(sliceId, Optional.empty(), Long.MAX_VALUE).handleAsync((done, error) -> {
+            if (error != null) {
+                failedSteps.incrementAndGet();
+                LOG.warn("materializing WAL slice {} failed; trying again next pass", sliceId, Failures.unwrap(error));
+            } else if (done) {
+                completed.add(sliceId);
+                completedCount = completed.size();
+            }
+            return null;
+        }, exec);
+    }
+
+    // ---- one slice ----
+
+    /** A generation-0 record to copy: its stream, the record and its WAL target. */
+    private record Need(StreamId stream, IndexRecord record, WalTarget target) {
+    }
+
+    /** One stream's consecutive entries read so far, with the records they came from. */
+    private static final class Buffer {
+        final StreamId stream;
+        final List<IndexRecord> sources = new ArrayList<>();
+        final List<StreamEntry> entries = new ArrayList<>();
+        long bytes;
+        long end = -1;
+
+        Buffer(StreamId stream) {
+            this.stream = stream;
+        }
+
+        void add(IndexRecord source, List<StreamEntry> read) {
+            sources.add(source);
+            for (StreamEntry e : read) {
+                entries.add(e);
+                bytes += e.payload().length;
+            }
+            end = source.range().end();
+        }
+    }
+
+    /**
+     * Materializes the generation-0 records of slice {@code sliceId} that are still in the lookup space, of every
+     * stream or only of {@code only}, below {@code upTo}. True when nothing was left undone (every planned object
+     * published, or refused because its sources changed: a later pass plans again from the index).
+     */
+    CompletableFuture<Boolean> materializeSlice(long sliceId, Optional<StreamId> only, long upTo) {
+        return slices.ranges(sliceId).thenCompose(ranges -> {
+            List<CompletableFuture<List<Need>>> plans = new ArrayList<>();
+            for (Map.Entry<StreamId, OffsetRange> e : ranges.entrySet()) {
+                if (only.isEmpty() || only.get().equals(e.getKey())) {
+                    plans.add(needs(sliceId, e.getKey(), e.getValue(), upTo));
+                }
+            }
+            return CompletableFuture.allOf(plans.toArray(new CompletableFuture<?>[0]))
+                    .thenApply(ignored -> waves(plans.stream().map(CompletableFuture::join).toList()));
+        }).thenComposeAsync(waves -> copyWaves(sliceId, waves, 0, true), exec);
+    }
+
+    /**
+     * Groups the streams' needs into waves of at most two objects' payload each (a stream larger than that is a
+     * wave of its own and is written out object by object as it is read), each wave as the needed entries in entry
+     * order. One wave reads the slice's entries its streams are in once; a slice of many streams' data is read in
+     * about (its bytes / wave size) passes, and every stream's part of it is read in one.
+     */
+    private List<TreeMap<Long, List<Need>>> waves(List<List<Need>> perStream) {
+        long budget = Math.multiplyExact(2, config.objectTargetBytes());
+        List<TreeMap<Long, List<Need>>> waves = new ArrayList<>();
+        TreeMap<Long, List<Need>> wave = new TreeMap<>();
+        long waveBytes = 0;
+        for (List<Need> needs : perStream) {
+            if (needs.isEmpty()) {
+                continue;
+            }
+            long bytes = needs.stream().mapToLong(n -> n.record().bytes()).sum();
+            if (!wave.isEmpty() && waveBytes + bytes > budget) {
+                waves.add(wave);
+                wave = new TreeMap<>();
+                waveBytes = 0;
+            }
+            for (Need n : needs) {
+                wave.computeIfAbsent(n.target().entryId(), k -> new ArrayList<>()).add(n);
+            }
+            waveBytes += bytes;
+        }
+        if (!wave.isEmpty()) {
+            waves.add(wave);
+        }
+        return waves;
+    }
+
+    private CompletableFuture<Boolean> copyWaves(long sliceId, List<TreeMap<Long, List<Need>>> waves, int i,
+            boolean allDone) {
+        if (i >= waves.size()) {
+            return CompletableFuture.completedFuture(allDone);
+        }
+        return new SliceCopy(sliceId, waves.get(i)).run()
+                .thenComposeAsync(done -> copyWaves(sliceId, waves, i + 1, allDone && done), exec);
+    }
+
+    /** The generation-0 records of {@code stream} in slice {@code sliceId} within {@code range}, below {@code upTo}. */
+    private CompletableFuture<List<Need>> needs(long sliceId, StreamId stream, OffsetRange range, long upTo) {
+        return streams.head(stream).thenCompose(h -> {
+            if (h.isEmpty() || h.get().state() == StreamState.DELETING) {
+                return CompletableFuture.completedFuture(List.<Need>of());
+            }
+            StreamHead head = h.get();
+            long from = Math.max(range.start(), head.trimOffset());
+            long end = Math.min(Math.min(range.end(), head.committedEnd()), upTo);
+            if (from >= end) {
+                return CompletableFuture.completedFuture(List.<Need>of());
+            }
+            return generationZero(stream, from, end, Optional.of(sliceId), new ArrayList<>()).thenApply(records ->
+                    records.stream().map(r -> new Need(stream, r, (WalTarget) r.target())).toList());
+        });
+    }
+
+    /**
+     * The COMMITTED generation-0 records of {@code stream} still in the lookup space that lie wholly in
+     * {@code [from, end)}, in offset order; of slice {@code sliceId} only, when given.
+     */
+    private CompletableFuture<List<IndexRecord>> generationZero(StreamId stream, long from, long end,
+            Optional<Long> sliceId, List<IndexRecord> acc) {
+        return index.indexRecords(stream, ReadView.COMMITTED, from, RECORDS_PER_SCAN).thenCompose(records -> {
+            for (IndexRecord r : records) {
+                if (r.range().start() >= end) {
+                    return CompletableFuture.completedFuture(acc);
+                }
+                if (r.generation().isAppend() && r.state() == IndexRecordState.COMMITTED
+                        && r.range().start() >= from && r.range().end() <= end
+                        && r.target() instanceof WalTarget t && (sliceId.isEmpty() || t.sliceId() == sliceId.get())) {
+                    acc.add(r);
+                }
+            }
+            if (records.size() < RECORDS_PER_SCAN) {
+                return CompletableFuture.completedFuture(acc);
+            }
+            return generationZero(stream, records.get(records.size() - 1).endOffset(), end, sliceId, acc);
+        });
+    }
+
+    /** One pass over the needed entries of one wave of a slice, in entry order; runs on the materializer's thread. */
+    private final class SliceCopy {
+        final long sliceId;
+        final TreeMap<Long, List<Need>> byEntry;
+        final Map<StreamId, Buffer> buffers = new LinkedHashMap<>();
+        final Set<StreamId> broken = new HashSet<>();
+        boolean allDone = true;
+
+        SliceCopy(long sliceId, TreeMap<Long, List<Need>> byEntry) {
+            this.sliceId = sliceId;
+            this.byEntry = byEntry;
+        }
+
+        CompletableFuture<Boolean> run() {
+            return next(byEntry.firstKey()).thenComposeAsync(ignored -> {
+                List<Buffer> rest = new ArrayList<>(buffers.values());
+                buffers.clear();
+                return publishAll(rest, 0);
+            }, exec).thenApply(ignored -> allDone && broken.isEmpty());
+        }
+
+        /** Reads the span of needed entries starting at {@code first}, then the next span. */
+        private CompletableFuture<Void> next(Long first) {
+            if (first == null) {
+                return CompletableFuture.completedFuture(null);
+            }
+            long last = first;
+            while (last - first + 1 < ENTRIES_PER_READ && byEntry.containsKey(last + 1)) {
+                last++;
+            }
+            long spanEnd = last;
+            return wal.readRange(sliceId, first, last).thenComposeAsync(batches -> {
+                List<Buffer> full = new ArrayList<>();
+                for (int i = 0; i < batches.size(); i++) {
+                    take(first + i, batches.get(i), full);
+                }
+                return publishAll(full, 0);
+            }, exec).thenComposeAsync(ignored -> next(byEntry.higherKey(spanEnd)), exec);
+        }
+
+        private void take(long entryId, WalBatch batch, List<Buffer> full) {
+            for (Need n : byEntry.getOrDefault(entryId, List.of())) {
+                if (broken.contains(n.stream())) {
+                    continue;
+                }
+                List<StreamEntry> read;
+                try {
+                    read = WalTargetReader.entries(n.record(), n.target(), batch);
+                } catch (NereusException e) {
+                    LOG.error("WAL section unusable, not materialized (reads fall back as for any read): slice={}"
+                            + " entry={} stream={} range={} {}", sliceId, entryId, n.stream(), n.record().range(),
+                            e.context());
+                    broken.add(n.stream());
+                    Buffer b = buffers.remove(n.stream());
+                    if (b != null) {
+                        full.add(b);
+                    }
+                    continue;
+                }
+                Buffer b = buffers.get(n.stream());
+                if (b != null && b.end != n.record().range().start()) {
+                    full.add(buffers.remove(n.stream()));
+                    b = null;
+                }
+                if (b == null) {
+                    b = new Buffer(n.stream());
+                    buffers.put(n.stream(), b);
+                }
+                if (!b.entries.isEmpty() && b.bytes + payloadBytes(read) > config.objectTargetBytes()) {
+                    full.add(buffers.remove(n.stream()));
+                    b = new Buffer(n.stream());
+                    buffers.put(n.stream(), b);
+                }
+                b.add(n.record(), read);
+                if (b.bytes >= config.objectTargetBytes()) {
+                    full.add(buffers.remove(n.stream()));
+                }
+            }
+        }
+
+        private CompletableFuture<Void> publishAll(List<Buffer> out, int i) {
+            if (i >= out.size()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            return publish(out.get(i), false).thenComposeAsync(ok -> {
+                allDone &= ok;
+                return publishAll(out, i + 1);
+            }, exec);
+        }
+    }
+
+    private static long payloadBytes(List<StreamEntry> entries) {
+        long n = 0;
+        for (StreamEntry e : entries) {
+            n += e.payload().length;
+        }
+        return n;
+    }
+
+    // ---- write, verify, publish ----
+
+    /** The name of a new object of {@code stream} holding {@code range} in {@code view}; never used before. */
+    static ObjectName objectName(StreamId stream, ReadView view, OffsetRange range) {
+        String random = UUID.randomUUID().toString().replace("-", "");
+        return ObjectName.of(streamPrefix(stream) + view.code() + "/" + range.start() + "-" + range.end() + "-"
+                + random);
+    }
+
+    /** The prefix of every object name of {@code stream}: {@code streams/<sid>/}. */
+    public static String streamPrefix(StreamId stream) {
+        return "streams/" + stream.value() + "/";
+    }
+
+    /**
+     * Writes {@code b} as a new object, reads it back and compares every entry, and publishes it. True when it was
+     * published (or a retry found it published); false when the index refused it (the object is then deleted).
+     */
+    private CompletableFuture<Boolean> publish(Buffer b, boolean merge) {
+        if (b.entries.isEmpty()) {
+            return CompletableFuture.completedFuture(true);
+        }
+        StreamObjectWriter.Encoded encoded = encoder.encode(b.stream, ReadView.COMMITTED, b.entries);
+        ObjectName name = objectName(b.stream, ReadView.COMMITTED, encoded.range());
+        long started = clock.millis();
+        return objects.putNew(name, ObjectContent.of(encoded.bytes()))
+                .thenCompose(stored -> verify(stored, encoded, b.entries).thenApply(ignored -> stored))
+                .thenCompose(stored -> {
+                    PublicationRequest request = new PublicationRequest(b.stream, ReadView.COMMITTED, encoded.range(),
+                            b.sources.stream().map(PublicationRequest.SourceRef::of).toList(),
+                            new ObjectTarget(name.value(), 0, stored.size(), stored.size(), stored.version()),
+                            encoded.checksum(), encoded.entries(), b.bytes);
+                    return beforePublish.apply(request).thenCompose(ignored -> index.publish(request));
+                })
+                .thenComposeAsync(outcome -> {
+                    if (outcome instanceof PublicationOutcome.Publish || outcome instanceof PublicationOutcome.AlreadyPublished) {
+                        (merge ? mergesPublished : objectsPublished).incrementAndGet();
+                        entriesPublished.addAndGet(encoded.entries());
+                        bytesPublished.addAndGet(b.bytes);
+                        lastPublished.set(clock.millis());
+                        if (!merge) {
+                            toMerge.add(b.stream);
+                        }
+                        LOG.info("published stream object: stream={} range={} entries={} bytes={} object={}{}",
+                                b.stream, encoded.range(), encoded.entries(), encoded.bytes().length, name,
+                                merge ? " (merge of " + b.sources.size() + " objects)" : "");
+                        return pace(b.bytes, started).thenApply(ignored -> true);
+                    }
+                    refused.incrementAndGet();
+                    LOG.info("publication refused, deleting the object: stream={} range={} object={} outcome={}",
+                            b.stream, encoded.range(), name, outcome);
+                    return objects.delete(name).handle((ignored, error) -> false);
+                }, exec)
+                .whenComplete((ok, error) -> {
+                    if (error != null) {
+                        LOG.warn("materializing failed; the object, if written, is left for garbage collection:"
+                                + " stream={} range={} object={}", b.stream, encoded.range(), name,
+                                Failures.unwrap(error));
+                    }
+                });
+    }
+
+    /** Reads the stored object back through the reader every read uses and compares it with what was written. */
+    private CompletableFuture<Void> verify(StoredObject stored, StreamObjectWriter.Encoded encoded,
+            List<StreamEntry> expected) {
+        if (stored.size() != encoded.bytes().length) {
+            return CompletableFuture.failedFuture(corrupt(stored.name(), "stored size differs from written size"));
+        }
+        return StreamObjectReader.open(objects, stored.name(), stored.size(), encoded.checksum(), new BlockCache(0))
+                .thenCompose(r -> r.read(encoded.range().start(), Integer.MAX_VALUE, Long.MAX_VALUE))
+                .thenApply(read -> {
+                    if (read.size() != expected.size()) {
+                        throw corrupt(stored.name(), "read back " + read.size() + " entries, wrote " + expected.size());
+                    }
+                    for (int i = 0; i < read.size(); i++) {
+                        StreamEntry a = read.get(i);
+                        StreamEntry e = expected.get(i);
+                        if (!a.range().equals(e.range()) || !Arrays.equals(a.payload(), e.payload())) {
+                            throw corrupt(stored.name(), "entry " + i + " read back differs from the one written");
+                        }
+                    }
+                    return null;
+                });
+    }
+
+    private static NereusException corrupt(ObjectName name, String reason) {
+        return new NereusException(ErrorCode.CORRUPT_DATA, ErrorContext.of("object", name, "reason", reason));
+    }
+
+    /** Completes once writing {@code bytes} since {@code started} is within the configured bandwidth. */
+    private CompletableFuture<Void> pace(long bytes, long started) {
+        long due = started + bytes * 1000 / config.maxBytesPerSecond();
+        long wait = due - clock.millis();
+        if (wait <= 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        exec.schedule(() -> f.complete(null), wait, TimeUnit.MILLISECONDS);
+        return f;
+    }
+
+    // ---- merges ----
+
+    private CompletableFuture<Void> mergeAll(List<StreamId> merging, int i) {
+        if (i >= merging.size()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return merge(merging.get(i)).handleAsync((ignored, error) -> {
+            if (error != null) {
+                failedSteps.incrementAndGet();
+                LOG.warn("merging objects of stream {} failed; trying again after its next publication",
+                        merging.get(i), Failures.unwrap(error));
+            }
+            return null;
+        }, exec).thenComposeAsync(ignored -> mergeAll(merging, i + 1), exec);
+    }
+
+    /** Merges the first run of consecutive small objects of {@code stream}, if it is long enough. */
+    CompletableFuture<Void> merge(StreamId stream) {
+        return streams.head(stream).thenCompose(h -> {
+            if (h.isEmpty() || h.get().state() == StreamState.DELETING) {
+                return CompletableFuture.completedFuture(null);
+            }
+            long trim = h.get().trimOffset();
+            return index.indexRecords(stream, ReadView.COMMITTED, trim, RECORDS_PER_SCAN).thenComposeAsync(records -> {
+                List<IndexRecord> run = smallRun(records, trim);
+                if (run.size() < config.mergeMinObjects()) {
+                    return CompletableFuture.completedFuture(null);
+                }
+                Buffer b = new Buffer(stream);
+                return readInto(b, run, 0).thenComposeAsync(ignored -> publish(b, true), exec)
+                        .thenApply(ignored -> (Void) null);
+            }, exec);
+        });
+    }
+
+    /** The first run of consecutive small COMMITTED objects, at most one target's bytes. */
+    private List<IndexRecord> smallRun(List<IndexRecord> records, long trim) {
+        List<IndexRecord> run = new ArrayList<>();
+        long bytes = 0;
+        for (IndexRecord r : records) {
+            boolean small = !r.generation().isAppend() && r.state() == IndexRecordState.COMMITTED
+                    && r.bytes() < config.smallObjectBytes() && r.range().start() >= trim;
+            boolean follows = !run.isEmpty() && run.get(run.size() - 1).range().end() == r.range().start();
+            if (small && (run.isEmpty() || follows) && bytes + r.bytes() <= config.objectTargetBytes()) {
+                run.add(r);
+                bytes += r.bytes();
+                continue;
+            }
+            if (run.size() >= config.mergeMinObjects()) {
+                return run;
+            }
+            run.clear();
+            bytes = 0;
+            if (small) {
+                run.add(r);
+                bytes = r.bytes();
+            }
+        }
+        return run;
+    }
+
+    private CompletableFuture<Void> readInto(Buffer b, List<IndexRecord> run, int i) {
+        if (i >= run.size()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        IndexRecord r = run.get(i);
+        return objectReader.readAll(r).thenComposeAsync(entries -> {
+            b.add(r, entries);
+            return readInto(b, run, i + 1);
+        }, exec);
+    }
+
+    // ---- offload requests ----
+
+    private CompletableFuture<Long> offloadStep(StreamId stream, long upTo, boolean rolled) {
+        return streams.head(stream).thenComposeAsync(h -> {
+            StreamHead head = h.orElseThrow(() -> new NereusException(ErrorCode.NOT_FOUND,
+                    ErrorContext.of("stream", stream)));
+            long limit = Math.min(upTo, head.committedEnd());
+            long trim = head.trimOffset();
+            if (limit <= trim) {
+                return CompletableFuture.completedFuture(Math.max(limit, trim));
+            }
+            return generationZero(stream, trim, limit, Optional.empty(), new ArrayList<>()).thenComposeAsync(records -> {
+                if (records.isEmpty()) {
+                    return lastWholeRecordEnd(stream, limit);
+                }
+                TreeSet<Long> ids = new TreeSet<>();
+                records.forEach(r -> ids.add(((WalTarget) r.target()).sliceId()));
+                return states(new ArrayList<>(ids), 0, new TreeMap<>()).thenComposeAsync(states -> {
+                    List<Long> open = new ArrayList<>();
+                    states.forEach((id, s) -> {
+                        if (s.isEmpty() || s.get().state() == WalSliceState.OPEN) {
+                            open.add(id);
+                        }
+                    });
+                    if (!open.isEmpty()) {
+                        if (!rolled && open.stream().allMatch(writer::holds)) {
+                            return writer.rollSlice().thenComposeAsync(ignored -> offloadStep(stream, upTo, true), exec);
+                        }
+                        long id = open.get(0);
+                        return CompletableFuture.failedFuture(new NereusException(
+                                ErrorCode.RETRIABLE_MATERIALIZATION_INCOMPLETE, ErrorContext.of("stream", stream,
+                                "upTo", limit, "slice", id, "reason", "the WAL slice holding part of the range is"
+                                        + " still open by " + states.get(id).map(WalSlice::writerId).orElse("an"
+                                        + " unregistered writer") + "; it seals on roll-over or slice recovery")));
+                    }
+                    return sliceByslice(stream, new ArrayList<>(ids), 0, limit)
+                            .thenComposeAsync(ignored -> remaining(stream, trim, limit), exec);
+                }, exec);
+            }, exec);
+        }, exec);
+    }
+
+    private CompletableFuture<Long> remaining(StreamId stream, long trim, long limit) {
+        return generationZero(stream, trim, limit, Optional.empty(), new ArrayList<>()).thenCompose(left -> {
+            if (left.isEmpty()) {
+                return lastWholeRecordEnd(stream, limit);
+            }
+            IndexRecord r = left.get(0);
+            return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_MATERIALIZATION_INCOMPLETE,
+                    ErrorContext.of("stream", stream, "upTo", limit, "range", r.range(), "target", r.target(),
+                            "reason", "still only in generation 0 after materializing its slice")));
+        });
+    }
+
+    /** {@code limit}, or the start of the record reaching across it (materialized whole later). */
+    private CompletableFuture<Long> lastWholeRecordEnd(StreamId stream, long limit) {
+        return index.indexRecords(stream, ReadView.COMMITTED, limit, 1).thenApply(records -> {
+            if (!records.isEmpty() && records.get(0).range().start() < limit
+                    && records.get(0).generation().isAppend()) {
+                return records.get(0).range().start();
+            }
+            return limit;
+        });
+    }
+
+    private CompletableFuture<Void> sliceByslice(StreamId stream, List<Long> ids, int i, long limit) {
+        if (i >= ids.size()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return materializeSlice(ids.get(i), Optional.of(stream), limit)
+                .thenComposeAsync(ignored -> sliceByslice(stream, ids, i + 1, limit), exec);
+    }
+
+    private CompletableFuture<SortedMap<Long, Optional<WalSlice>>> states(List<Long> ids, int i,
+            SortedMap<Long, Optional<WalSlice>> acc) {
+        if (i >= ids.size()) {
+            return CompletableFuture.completedFuture(acc);
+        }
+        return slices.slice(ids.get(i)).thenCompose(s -> {
+            acc.put(ids.get(i), s);
+            return states(ids, i + 1, acc);
+        });
+    }
+}

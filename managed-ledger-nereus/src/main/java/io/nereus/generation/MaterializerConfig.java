@@ -1,0 +1,80 @@
+package io.nereus.generation;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of the materializer ({@link Materializer}); immutable and validated.
+ *
+ * @param enabled            whether sealed slices are materialized in the background; offload requests work either
+ *                           way
+ * @param objectTargetBytes  payload bytes one object holds at most (an entry larger than that makes an object of
+ *                           its own)
+ * @param blockBytes         stored bytes of one block of an object: what a read of one entry fetches
+ * @param interval           pause between background passes over the sealed slices
+ * @param maxBytesPerSecond  payload bytes the materializer writes per second at most, so it never starves appends
+ * @param mergeMinObjects    consecutive small objects of one stream (each under a quarter of
+ *                           {@code objectTargetBytes}) that are merged into one larger generation
+ * @param blockCacheBytes    stored bytes of object blocks kept in memory for readers
+ */
+public record MaterializerConfig(boolean enabled, long objectTargetBytes, int blockBytes, Duration interval,
+        long maxBytesPerSecond, int mergeMinObjects, long blockCacheBytes) {
+    /** Largest object a materializer writes; objects are encoded in one array. */
+    public static final long MAX_OBJECT_TARGET_BYTES = 1L << 30;
+
+    public MaterializerConfig {
+        Objects.requireNonNull(interval, "interval");
+        if (objectTargetBytes < 1 || objectTargetBytes > MAX_OBJECT_TARGET_BYTES) {
+            throw new IllegalArgumentException("object target bytes must be in 1.." + MAX_OBJECT_TARGET_BYTES + ": "
+                    + objectTargetBytes);
+        }
+        if (blockBytes < 1) {
+            throw new IllegalArgumentException("object block bytes must be >= 1: " + blockBytes);
+        }
+        if (interval.isNegative() || interval.isZero()) {
+            throw new IllegalArgumentException("materializer interval must be > 0: " + interval);
+        }
+        if (maxBytesPerSecond < 1) {
+            throw new IllegalArgumentException("materializer bytes per second must be >= 1: " + maxBytesPerSecond);
+        }
+        if (mergeMinObjects < 2) {
+            throw new IllegalArgumentException("objects merged at once must be >= 2: " + mergeMinObjects);
+        }
+        if (blockCacheBytes < 0) {
+            throw new IllegalArgumentException("object block cache bytes must be >= 0: " + blockCacheBytes);
+        }
+    }
+
+    /**
+     * Defaults: enabled, 64 MiB objects of 1 MiB blocks, a pass every 30 s, at most 64 MiB/s, merge 8 small
+     * objects, 64 MiB block cache.
+     */
+    public static MaterializerConfig defaults() {
+        return new MaterializerConfig(true, 64L << 20, 1 << 20, Duration.ofSeconds(30), 64L << 20, 8, 64L << 20);
+    }
+
+    public MaterializerConfig withEnabled(boolean on) {
+        return new MaterializerConfig(on, objectTargetBytes, blockBytes, interval, maxBytesPerSecond,
+                mergeMinObjects, blockCacheBytes);
+    }
+
+    public MaterializerConfig withObjects(long targetBytes, int blockBytes) {
+        return new MaterializerConfig(enabled, targetBytes, blockBytes, interval, maxBytesPerSecond, mergeMinObjects,
+                blockCacheBytes);
+    }
+
+    public MaterializerConfig withInterval(Duration every) {
+        return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, every, maxBytesPerSecond,
+                mergeMinObjects, blockCacheBytes);
+    }
+
+    public MaterializerConfig withMergeMinObjects(int n) {
+        return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, interval, maxBytesPerSecond, n,
+                blockCacheBytes);
+    }
+
+    /** Objects under this many payload bytes count as small and are merged. */
+    public long smallObjectBytes() {
+        return Math.max(1, objectTargetBytes / 4);
+    }
+}

@@ -1,0 +1,332 @@
+package io.nereus.generation;
+
+import static io.nereus.testing.StreamTesting.await;
+import static io.nereus.testing.StreamTesting.readAll;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nereus.metadata.AppendEntry;
+import io.nereus.metadata.GenerationId;
+import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.IndexRecordState;
+import io.nereus.metadata.ObjectTarget;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.StreamId;
+import io.nereus.metadata.WalSliceState;
+import io.nereus.object.ByteRange;
+import io.nereus.object.ObjectContent;
+import io.nereus.object.ObjectInfo;
+import io.nereus.object.ObjectName;
+import io.nereus.stream.NereusStream;
+import io.nereus.stream.StorageConfig;
+import io.nereus.stream.StreamStorage;
+import io.nereus.testing.BookKeeperCluster;
+import io.nereus.testing.EngineFixture;
+import io.nereus.wal.WalConfig;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The materializer on a real bookie, EmbeddedFdb and a filesystem object store: sealed WAL slices become stream
+ * objects that serve every read, also with the WAL gone; crashes, races, corruption and changed sources.
+ */
+@Timeout(180)
+class MaterializerTest {
+    @RegisterExtension
+    static final BookKeeperCluster BK = new BookKeeperCluster();
+
+    private static final WalConfig WAL = WalConfig.defaults().withQuorums(1, 1, 1)
+            .withFlush(64 * 1024, Duration.ofMillis(1));
+    /** Background passes off (the tests run them); 16 KiB objects of 2 KiB blocks, so a stream makes several. */
+    private static final MaterializerConfig MATERIALIZER = MaterializerConfig.defaults().withEnabled(false)
+            .withObjects(16 * 1024, 2048).withMergeMinObjects(4);
+    private static final StorageConfig CONFIG = StorageConfig.defaults().withWal(WAL).withMaterializer(MATERIALIZER);
+
+    private EngineFixture engine;
+
+    @BeforeEach
+    void setUp() {
+        engine = new EngineFixture(BK, "materializer");
+    }
+
+    @AfterEach
+    void tearDown() {
+        engine.close();
+    }
+
+    private static String payload(int stream, int round, int entry) {
+        return "s" + stream + "-r" + round + "-e" + entry + "-" + "x".repeat(40 + (stream * 7 + round) % 60);
+    }
+
+    /** Appends {@code rounds} rounds of 1..3 entries to each stream; returns the payloads per stream. */
+    private static List<List<String>> append(List<NereusStream> streams, int rounds, int firstRound) {
+        List<List<String>> expected = new ArrayList<>();
+        List<CompletableFuture<OffsetRange>> acks = new ArrayList<>();
+        for (int i = 0; i < streams.size(); i++) {
+            expected.add(new ArrayList<>());
+        }
+        for (int round = firstRound; round < firstRound + rounds; round++) {
+            for (int i = 0; i < streams.size(); i++) {
+                List<AppendEntry> entries = new ArrayList<>();
+                for (int e = 0; e <= round % 3; e++) {
+                    String p = payload(i, round, e);
+                    entries.add(AppendEntry.of(p.getBytes(StandardCharsets.UTF_8)));
+                    expected.get(i).add(p);
+                }
+                acks.add(streams.get(i).append(entries));
+            }
+        }
+        acks.forEach(f -> await(f));
+        return expected;
+    }
+
+    private static List<String> texts(List<StreamEntry> entries) {
+        return entries.stream().map(e -> new String(e.payload(), StandardCharsets.UTF_8)).toList();
+    }
+
+    private List<NereusStream> open(StreamStorage storage, int n, String prefix) {
+        List<NereusStream> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            NereusStream s = await(storage.openStream(prefix + i));
+            await(s.acquireWriter());
+            out.add(s);
+        }
+        return out;
+    }
+
+    private List<IndexRecord> lookupSpace(StreamId s) {
+        return await(engine.metadata.index().indexRecords(s, ReadView.COMMITTED));
+    }
+
+    private void deleteSealedSlices() throws Exception {
+        for (long id : await(engine.metadata.slices().slices(WalSliceState.SEALED, 0, 1000)).keySet()) {
+            engine.bk.deleteLedger(id);
+        }
+    }
+
+    @Test
+    void hundredStreams_materialized_everyOffsetReadsBackFromObjects_alsoColdAndWithTheWalDeleted() throws Exception {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        List<NereusStream> streams = open(storage, 100, "topic-");
+        List<List<String>> expected = append(streams, 30, 0);
+        await(storage.rollWalSlice());
+        await(storage.materializeSealedSlices());
+
+        MaterializerStats stats = storage.materializerStats();
+        assertThat(stats.objectsPublished()).isGreaterThanOrEqualTo(100);
+        assertThat(stats.refusedPublications()).isZero();
+        assertThat(stats.entriesPublished()).isGreaterThanOrEqualTo(expected.stream().mapToLong(List::size).sum());
+        for (NereusStream s : streams) {
+            List<IndexRecord> records = lookupSpace(s.id());
+            // the resolver's lookup space holds only objects now, exactly covering the stream; the WAL records wait
+            // in FALLBACK
+            assertThat(records).allSatisfy(r -> {
+                assertThat(r.generation().value()).isGreaterThanOrEqualTo(1);
+                assertThat(r.target()).isInstanceOf(ObjectTarget.class);
+            });
+            long end = 0;
+            for (IndexRecord r : records) {
+                assertThat(r.range().start()).isEqualTo(end);
+                end = r.range().end();
+            }
+            assertThat(end).isEqualTo(expected.get(streams.indexOf(s)).size());
+            assertThat(await(engine.metadata.index().fallbackRecords(s.id(), ReadView.COMMITTED))).isNotEmpty();
+        }
+
+        // with the WAL gone, only objects can serve: every offset, from this instance and from a cold one
+        deleteSealedSlices();
+        storage.clearTailCache();
+        StreamStorage cold = engine.storage("reader", CONFIG);
+        for (int i = 0; i < streams.size(); i++) {
+            assertThat(texts(readAll(streams.get(i), 0, 7))).containsExactlyElementsOf(expected.get(i));
+            NereusStream c = await(cold.openStream("topic-" + i));
+            List<StreamEntry> read = readAll(c, 0, 1000);
+            assertThat(texts(read)).containsExactlyElementsOf(expected.get(i));
+            for (int k = 0; k < read.size(); k++) {
+                assertThat(read.get(k).range()).isEqualTo(OffsetRange.single(k));
+            }
+        }
+        assertThat(cold.objectBlocks().misses()).isPositive();
+        assertThat(cold.quarantinedRecords()).isZero();
+    }
+
+    @Test
+    void crashBetweenWritingAndPublishing_leavesTheIndexUnchanged_andALaterPassPublishes() {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        List<NereusStream> streams = open(storage, 3, "crash-");
+        List<List<String>> expected = append(streams, 10, 0);
+        await(storage.rollWalSlice());
+        AtomicInteger reached = new AtomicInteger();
+        storage.materializer().beforePublish(request -> {
+            reached.incrementAndGet();
+            storage.materializer().close(); // the materializer dies here: the object is written, nothing published
+            return new CompletableFuture<>();
+        });
+        storage.materializeSealedSlices();
+        org.awaitility.Awaitility.await().until(() -> reached.get() == 1);
+
+        List<ObjectInfo> written = await(engine.objects.list(""));
+        assertThat(written).hasSize(1);
+        for (NereusStream s : streams) {
+            assertThat(lookupSpace(s.id())).allSatisfy(r -> assertThat(r.generation()).isEqualTo(GenerationId.APPEND));
+        }
+        StreamStorage next = engine.storage("broker-b", CONFIG);
+        for (int i = 0; i < streams.size(); i++) {
+            assertThat(texts(readAll(await(next.openStream("crash-" + i)), 0, 100)))
+                    .containsExactlyElementsOf(expected.get(i));
+        }
+        // another instance materializes the slice (it owns it once broker-a's lease is gone; offload asks directly)
+        for (NereusStream s : streams) {
+            await(next.offload(s.id(), Long.MAX_VALUE));
+            assertThat(lookupSpace(s.id())).allSatisfy(r -> assertThat(r.generation().value()).isPositive());
+        }
+        // the unpublished object is still there, named by no record: garbage for the collector
+        assertThat(await(engine.objects.list(""))).extracting(ObjectInfo::name).contains(written.get(0).name());
+        for (int i = 0; i < streams.size(); i++) {
+            assertThat(texts(readAll(await(next.openStream("crash-" + i)), 0, 100)))
+                    .containsExactlyElementsOf(expected.get(i));
+        }
+    }
+
+    @Test
+    void twoMaterializersRacingForOneRange_publishExactlyOnce() {
+        StreamStorage a = engine.storage("broker-a", CONFIG);
+        StreamStorage b = engine.storage("broker-b", CONFIG);
+        NereusStream s = open(a, 1, "race-").get(0);
+        List<String> expected = append(List.of(s), 5, 0).get(0);
+        await(a.rollWalSlice());
+        // both have written and verified their object before either publishes
+        java.util.concurrent.CountDownLatch bothReady = new java.util.concurrent.CountDownLatch(2);
+        Materializer.PublishHook meet = request -> CompletableFuture.runAsync(() -> {
+            bothReady.countDown();
+            try {
+                bothReady.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        a.materializer().beforePublish(meet);
+        b.materializer().beforePublish(meet);
+        CompletableFuture<Long> fa = a.offload(s.id(), Long.MAX_VALUE);
+        CompletableFuture<Long> fb = b.offload(s.id(), Long.MAX_VALUE);
+        assertThat(await(fa)).isEqualTo(expected.size());
+        assertThat(await(fb)).isEqualTo(expected.size());
+
+        long published = a.materializerStats().objectsPublished() + b.materializerStats().objectsPublished();
+        long refused = a.materializerStats().refusedPublications() + b.materializerStats().refusedPublications();
+        assertThat(published).isEqualTo(1);
+        assertThat(refused).isEqualTo(1);
+        assertThat(lookupSpace(s.id())).hasSize(1);
+        // the loser deleted its object: one object left, the published one
+        assertThat(await(engine.objects.list(""))).extracting(o -> o.name().value())
+                .containsExactly(((ObjectTarget) lookupSpace(s.id()).get(0).target()).key());
+    }
+
+    @Test
+    void flippedByteInAnObject_readServedFromTheWal_andTheRecordQuarantinedForGood() {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        NereusStream s = open(storage, 1, "flip-").get(0);
+        List<String> expected = append(List.of(s), 10, 0).get(0);
+        await(storage.offload(s.id(), Long.MAX_VALUE));
+        IndexRecord first = lookupSpace(s.id()).get(0);
+        ObjectTarget t = (ObjectTarget) first.target();
+        ObjectName name = ObjectName.of(t.key());
+        byte[] bytes = await(engine.objects.get(name, ByteRange.of(0, t.objectSize())));
+        bytes[60] ^= 0x10; // inside the first block's first entry
+        await(engine.objects.delete(name));
+        await(engine.objects.putNew(name, ObjectContent.of(bytes)));
+
+        StreamStorage cold = engine.storage("reader", CONFIG);
+        NereusStream c = await(cold.openStream("flip-0"));
+        assertThat(texts(readAll(c, 0, 100))).containsExactlyElementsOf(expected);
+        assertThat(cold.quarantinedRecords()).isEqualTo(1);
+        IndexRecord after = lookupSpace(s.id()).get(0);
+        assertThat(after.range()).isEqualTo(first.range());
+        assertThat(after.state()).isEqualTo(IndexRecordState.QUARANTINED);
+
+        // never chosen again: another cold reader reads everything without touching the quarantined object
+        StreamStorage colder = engine.storage("reader-2", CONFIG);
+        assertThat(texts(readAll(await(colder.openStream("flip-0")), 0, 100))).containsExactlyElementsOf(expected);
+        assertThat(colder.quarantinedRecords()).isZero();
+    }
+
+    @Test
+    void sourceTrimmedOrQuarantinedUnderTheMaterializer_publicationRefused_objectDeleted() {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        List<NereusStream> streams = open(storage, 2, "changed-");
+        List<List<String>> expected = append(streams, 4, 0);
+        await(storage.rollWalSlice());
+        StreamId trimmed = streams.get(0).id();
+        StreamId repaired = streams.get(1).id();
+        storage.materializer().beforePublish(request -> {
+            if (request.stream().equals(trimmed)) {
+                return engine.metadata.streams().trim(trimmed, 1).thenApply(h -> null);
+            }
+            return engine.metadata.index().quarantine(request.sources().get(0).key()).thenApply(r -> null);
+        });
+        await(storage.materializeSealedSlices());
+        assertThat(storage.materializerStats().objectsPublished()).isZero();
+        assertThat(storage.materializerStats().refusedPublications()).isEqualTo(2);
+        assertThat(await(engine.objects.list(""))).isEmpty();
+        assertThat(lookupSpace(trimmed)).allSatisfy(r -> assertThat(r.generation()).isEqualTo(GenerationId.APPEND));
+        assertThat(lookupSpace(repaired)).allSatisfy(r -> assertThat(r.generation()).isEqualTo(GenerationId.APPEND));
+        assertThat(texts(readAll(streams.get(0), 1, 100))).containsExactlyElementsOf(
+                expected.get(0).subList(1, expected.get(0).size()));
+    }
+
+    @Test
+    void smallObjectsOfSeveralSlices_mergeIntoAHigherGeneration_andRetire() {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        NereusStream s = open(storage, 1, "slow-").get(0);
+        List<String> expected = new ArrayList<>();
+        for (int slice = 0; slice < 6; slice++) {
+            expected.addAll(append(List.of(s), 2, slice * 2).get(0));
+            await(storage.rollWalSlice());
+            await(storage.materializeSealedSlices());
+        }
+        MaterializerStats stats = storage.materializerStats();
+        assertThat(stats.objectsPublished()).isEqualTo(6);
+        assertThat(stats.mergesPublished()).isPositive();
+        List<IndexRecord> records = lookupSpace(s.id());
+        assertThat(records.size()).isLessThan(6);
+        assertThat(records).extracting(r -> r.generation().value()).anySatisfy(g -> assertThat(g).isGreaterThan(4));
+        assertThat(await(engine.metadata.index().retiredRecords(s.id(), 100))).hasSizeGreaterThanOrEqualTo(4)
+                .allSatisfy(r -> assertThat(r.target()).isInstanceOf(ObjectTarget.class));
+        storage.clearTailCache();
+        assertThat(texts(readAll(s, 0, 100))).containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void offload_rollsTheOpenSliceOver_andCompletesOnceTheRangeIsInObjects() {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        NereusStream s = open(storage, 1, "offload-").get(0);
+        List<String> expected = new ArrayList<>();
+        for (int round = 0; round < 12; round++) { // one WAL section per round: sections are materialized whole
+            expected.addAll(append(List.of(s), 1, round).get(0));
+        }
+        long upTo = expected.size() / 2;
+        long reached = await(storage.offload(s.id(), upTo));
+        assertThat(reached).isLessThanOrEqualTo(upTo).isGreaterThan(0);
+        ObjectCoverage c = await(storage.objectCoverage(s.id()));
+        assertThat(c.firstOffset()).isZero();
+        assertThat(c.endOffset()).isEqualTo(reached);
+        // the rest: beyond the committed end is clamped
+        assertThat(await(storage.offload(s.id(), Long.MAX_VALUE))).isEqualTo(expected.size());
+        assertThat(await(storage.objectCoverage(s.id())).endOffset()).isEqualTo(expected.size());
+        storage.clearTailCache();
+        assertThat(texts(readAll(s, 0, 5))).containsExactlyElementsOf(expected);
+        // appends continue in the new slice
+        List<String> more = append(List.of(s), 2, 12).get(0);
+        assertThat(texts(readAll(s, expected.size(), 100))).containsExactlyElementsOf(more);
+    }
+}
