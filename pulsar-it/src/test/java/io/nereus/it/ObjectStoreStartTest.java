@@ -14,8 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The broker opens the configured object store at start, although nothing writes objects yet, so a store that
- * cannot open stops the start with a message naming the setting. (That a started broker holds its store is
+ * The broker opens the configured object store at start, before any topic, so a store that cannot open stops the
+ * start with a message naming the setting. (That a started broker holds its store is
  * checked by {@link StandaloneBrokerTest}.)
  */
 class ObjectStoreStartTest {
