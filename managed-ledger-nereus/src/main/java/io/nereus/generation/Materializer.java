@@ -112,6 +112,8 @@ public final class Materializer implements AutoCloseable {
     private final String writerId;
     private final Clock clock;
     private final StreamObjectWriter encoder;
+    /** Told of every stream this instance published for, on the materializer's thread (drops cached resolutions). */
+    private final Consumer<StreamId> published;
     private final ScheduledExecutorService exec;
     private volatile PublishHook beforePublish = request -> CompletableFuture.completedFuture(null);
 
@@ -135,8 +137,9 @@ public final class Materializer implements AutoCloseable {
 
     public Materializer(MaterializerConfig config, WalSliceStore slices, GenerationIndexStore index,
             StreamCommitStore streams, WalReader wal, WalWriter writer, TargetReader objectReader, ObjectStore objects,
-            String writerId, Clock clock) {
+            String writerId, Clock clock, Consumer<StreamId> published) {
         this.config = config;
+        this.published = published;
         this.slices = slices;
         this.index = index;
         this.streams = streams;
@@ -188,7 +191,7 @@ public final class Materializer implements AutoCloseable {
     /** Runs one background pass now (also when passes are disabled); completes once its steps have finished. */
     public CompletableFuture<Void> runPass() {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        submit(false, () -> pass(done), done::completeExceptionally);
+        submit(false, () -> pass(done, false), done::completeExceptionally);
         return done;
     }
 
@@ -287,7 +290,7 @@ public final class Materializer implements AutoCloseable {
         try {
             exec.schedule(() -> {
                 if (!closed) {
-                    submit(false, () -> pass(new CompletableFuture<>()), ignored -> { });
+                    submit(false, () -> pass(new CompletableFuture<>(), true), ignored -> { });
                 }
             }, config.interval().toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
@@ -297,8 +300,11 @@ public final class Materializer implements AutoCloseable {
 
     // ---- background pass ----
 
-    /** Lists the owned sealed slices and queues a step for each, then the merges, then {@code done}. */
-    private CompletableFuture<Void> pass(CompletableFuture<Void> done) {
+    /**
+     * Lists the owned sealed slices and queues a step for each, then the merges, then {@code done}; a
+     * {@code periodic} pass schedules the next one when it ends.
+     */
+    private CompletableFuture<Void> pass(CompletableFuture<Void> done, boolean periodic) {
         return slices.census().thenCombine(sealed(0, new TreeMap<>()), (census, sealed) -> {
             Set<String> live = new TreeSet<>();
             for (WalWriterLease l : census.leases().values()) {
@@ -327,9 +333,18 @@ public final class Materializer implements AutoCloseable {
                 toMerge.clear();
                 return mergeAll(merging, 0);
             });
+            long publishedBefore = objectsPublished.get() + mergesPublished.get();
+            long bytesBefore = bytesPublished.get();
+            int pendingAtStart = pending;
             background.add(() -> {
+                long objectsNow = objectsPublished.get() + mergesPublished.get() - publishedBefore;
+                if (pendingAtStart > 0 || objectsNow > 0) {
+                    LOG.info("materializer pass: {} sealed slices to do at its start, {} objects ({} payload bytes)"
+                            + " published; totals {}", pendingAtStart, objectsNow, bytesPublished.get() - bytesBefore,
+                            stats());
+                }
                 done.complete(null);
-                if (config.enabled()) {
+                if (periodic) {
                     schedulePass();
                 }
                 return CompletableFuture.completedFuture(null);
@@ -339,7 +354,7 @@ public final class Materializer implements AutoCloseable {
                 failedSteps.incrementAndGet();
                 LOG.warn("materializer pass failed to list slices; trying again next pass", error);
                 done.completeExceptionally(Failures.unwrap(error));
-                if (config.enabled()) {
+                if (periodic) {
                     schedulePass();
                 }
             }
@@ -650,6 +665,7 @@ public final class Materializer implements AutoCloseable {
                         entriesPublished.addAndGet(encoded.entries());
                         bytesPublished.addAndGet(b.bytes);
                         lastPublished.set(clock.millis());
+                        published.accept(b.stream);
                         if (!merge) {
                             toMerge.add(b.stream);
                         }

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Reads higher-generation targets: a stream object ({@link io.nereus.object.StreamObjectFormat}) in the object
@@ -32,6 +33,7 @@ public final class ObjectTargetReader implements TargetReader {
     private final ObjectStore store;
     private final BlockCache blocks;
     private final Map<ObjectTarget, CompletableFuture<StreamObjectReader>> open;
+    private final LongAdder bytesRead = new LongAdder();
 
     public ObjectTargetReader(ObjectStore store, BlockCache blocks, int maxOpenObjects) {
         this.store = store;
@@ -91,7 +93,13 @@ public final class ObjectTargetReader implements TargetReader {
         if (t.byteOffset() != 0 || t.byteLength() != t.objectSize() || !ObjectName.isValid(t.key())) {
             return CompletableFuture.failedFuture(corrupt(t, "target is not a whole stream object"));
         }
-        return StreamObjectReader.open(store, ObjectName.of(t.key()), t.objectSize(), record.checksum(), blocks)
+        ObjectName name = ObjectName.of(t.key());
+        StreamObjectReader.RangeSource counted = (position, length) -> store.get(name,
+                io.nereus.object.ByteRange.of(position, length)).thenApply(bytes -> {
+                    bytesRead.add(bytes.length);
+                    return bytes;
+                });
+        return StreamObjectReader.open(t.key(), t.objectSize(), record.checksum(), counted, blocks)
                 .thenApply(r -> {
                     if (!r.stream().equals(record.stream()) || r.view() != record.view()
                             || !r.range().equals(record.range())) {
@@ -100,6 +108,11 @@ public final class ObjectTargetReader implements TargetReader {
                     }
                     return r;
                 });
+    }
+
+    /** Bytes fetched from the object store by this reader's ranged gets (footers, indexes and blocks). */
+    public long bytesRead() {
+        return bytesRead.sum();
     }
 
     private void forget(ObjectTarget t) {

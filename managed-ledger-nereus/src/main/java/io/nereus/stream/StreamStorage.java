@@ -8,7 +8,6 @@ import io.nereus.generation.Materializer;
 import io.nereus.generation.MaterializerStats;
 import io.nereus.generation.ObjectCoverage;
 import io.nereus.generation.ObjectTargetReader;
-import io.nereus.generation.TargetReader;
 import io.nereus.generation.TargetReaders;
 import io.nereus.generation.WalEvidenceRepair;
 import io.nereus.generation.WalTargetReader;
@@ -48,6 +47,7 @@ public final class StreamStorage implements AutoCloseable {
     private final TailCache tail;
     private final GenerationResolver resolver;
     private final BlockCache blocks;
+    private final ObjectTargetReader objectReader;
     private final Materializer materializer;
     private final Map<String, CompletableFuture<NereusStream>> streams = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -66,12 +66,12 @@ public final class StreamStorage implements AutoCloseable {
         this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches());
         this.tail = new TailCache(config.tailCacheBytes());
         this.blocks = new BlockCache(config.materializer().blockCacheBytes());
-        TargetReader objectReader = new ObjectTargetReader(objects, blocks, OPEN_OBJECTS);
+        this.objectReader = new ObjectTargetReader(objects, blocks, OPEN_OBJECTS);
         this.resolver = new GenerationResolver(metadata.index(),
                 new TargetReaders(new WalTargetReader(reader), objectReader), repair.apply(reader),
                 config.cachedResolutions());
         this.materializer = new Materializer(config.materializer(), metadata.slices(), metadata.index(),
-                metadata.streams(), reader, writer, objectReader, objects, writerId, clock);
+                metadata.streams(), reader, writer, objectReader, objects, writerId, clock, resolver::invalidate);
         this.materializer.start();
     }
 
@@ -172,6 +172,19 @@ public final class StreamStorage implements AutoCloseable {
     /** Object blocks in memory, hits and misses. */
     public BlockCache objectBlocks() {
         return blocks;
+    }
+
+    /** Bytes this instance fetched from BookKeeper WAL slices (reads, repair and materialization). */
+    public long walBytesRead() {
+        return reader.bytesRead();
+    }
+
+    /**
+     * Bytes this instance's reads fetched from the object store (merges included, the materializer's check of a new
+     * object not).
+     */
+    public long objectBytesRead() {
+        return objectReader.bytesRead();
     }
 
     /** Index records this instance's reads found unreadable and quarantined. */

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.LedgerEntry;
@@ -28,6 +29,7 @@ public final class WalReader implements AutoCloseable {
     private final byte[] password;
     private final Map<Long, CompletableFuture<LedgerHandle>> handles = new ConcurrentHashMap<>();
     private final Map<BatchKey, CompletableFuture<WalBatch>> batches;
+    private final LongAdder bytesRead = new LongAdder();
 
     private record BatchKey(long sliceId, long entryId) {
     }
@@ -107,7 +109,9 @@ public final class WalReader implements AutoCloseable {
                 List<WalBatch> batches = new ArrayList<>();
                 try {
                     while (seq.hasMoreElements()) {
-                        batches.add(WalBatchCodec.decode(seq.nextElement().getEntry()));
+                        byte[] data = seq.nextElement().getEntry();
+                        bytesRead.add(data.length);
+                        batches.add(WalBatchCodec.decode(data));
                     }
                     out.complete(batches);
                 } catch (NereusException ex) {
@@ -119,6 +123,11 @@ public final class WalReader implements AutoCloseable {
             }, null);
             return out;
         });
+    }
+
+    /** Bytes of WAL batches fetched from BookKeeper by this reader (cache hits not counted). */
+    public long bytesRead() {
+        return bytesRead.sum();
     }
 
     /** Forgets a cached batch (after its bytes proved unusable). */
@@ -138,7 +147,9 @@ public final class WalReader implements AutoCloseable {
                 }
                 LedgerEntry e = seq.nextElement();
                 try {
-                    out.complete(WalBatchCodec.decode(e.getEntry()));
+                    byte[] data = e.getEntry();
+                    bytesRead.add(data.length);
+                    out.complete(WalBatchCodec.decode(data));
                 } catch (NereusException ex) {
                     Map<String, Object> where = ErrorContext.of("slice", sliceId, "entry", entryId);
                     where.putAll(ex.context());

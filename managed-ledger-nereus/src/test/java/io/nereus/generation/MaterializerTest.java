@@ -143,6 +143,23 @@ class MaterializerTest {
             assertThat(await(engine.metadata.index().fallbackRecords(s.id(), ReadView.COMMITTED))).isNotEmpty();
         }
 
+        // one topic's history read by a cold instance touches only that topic's objects, never the shared WAL
+        StreamStorage one = engine.storage("one-topic-reader", CONFIG);
+        int probe = 7;
+        assertThat(texts(readAll(await(one.openStream("topic-" + probe)), 0, 1000)))
+                .containsExactlyElementsOf(expected.get(probe));
+        long topicObjectBytes = lookupSpace(streams.get(probe).id()).stream()
+                .mapToLong(r -> ((ObjectTarget) r.target()).objectSize()).sum();
+        long allObjectBytes = streams.stream().flatMap(s -> lookupSpace(s.id()).stream())
+                .mapToLong(r -> ((ObjectTarget) r.target()).objectSize()).sum();
+        assertThat(one.walBytesRead()).isZero();
+        // each object: its tail (footer and index; for these small objects all of it) and then its blocks
+        assertThat(one.objectBytesRead()).isBetween(topicObjectBytes, 2 * topicObjectBytes);
+        assertThat(allObjectBytes).isGreaterThan(50 * topicObjectBytes);
+        System.out.printf("one topic of 100 read cold: %d object bytes fetched, its objects %d bytes, all topics'"
+                + " objects %d bytes, WAL bytes fetched %d%n", one.objectBytesRead(), topicObjectBytes, allObjectBytes,
+                one.walBytesRead());
+
         // with the WAL gone, only objects can serve: every offset, from this instance and from a cold one
         deleteSealedSlices();
         storage.clearTailCache();

@@ -35,11 +35,16 @@ public final class EngineFixture implements AutoCloseable {
     private final List<StreamStorage> storages = new ArrayList<>();
 
     public EngineFixture(BookKeeperCluster cluster, String root) {
+        this(cluster, root, temporaryObjectStore());
+    }
+
+    /** As {@link #EngineFixture(BookKeeperCluster, String)} with the given object store, closed with the fixture. */
+    public EngineFixture(BookKeeperCluster cluster, String root, ObjectStore objects) {
         fdb = EmbeddedFdb.inMemory();
         metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", root))),
                 fdb.getExecutor()));
         bk = cluster.newClient();
-        objects = temporaryObjectStore();
+        this.objects = objects;
     }
 
     /** A storage instance writing as {@code writerId}, closed with the fixture. */
