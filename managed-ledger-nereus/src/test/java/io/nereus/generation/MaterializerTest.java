@@ -278,6 +278,28 @@ class MaterializerTest {
     }
 
     @Test
+    void objectAndWalBothGone_readFailsLoudly_namingStreamOffsetAndEvidence() throws Exception {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        NereusStream s = open(storage, 1, "lost-").get(0);
+        append(List.of(s), 3, 0);
+        await(storage.offload(s.id(), Long.MAX_VALUE));
+        IndexRecord object = lookupSpace(s.id()).get(0);
+        await(engine.objects.delete(ObjectName.of(((ObjectTarget) object.target()).key())));
+        deleteSealedSlices();
+
+        StreamStorage cold = engine.storage("reader", CONFIG);
+        NereusStream c = await(cold.openStream("lost-0"));
+        Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> readAll(c, 0, 100));
+        assertThat(t).isInstanceOf(io.nereus.error.NereusException.class);
+        io.nereus.error.NereusException e = (io.nereus.error.NereusException) t;
+        assertThat(e.code()).isEqualTo(io.nereus.error.ErrorCode.DATA_LOSS);
+        assertThat(e.context()).containsEntry("stream", s.id()).containsEntry("offset", 0L);
+        assertThat(io.nereus.error.Failures.unwrap(e.getCause())).isInstanceOf(io.nereus.error.NereusException.class)
+                .hasMessageContaining("slice");
+        assertThat(lookupSpace(s.id()).get(0).state()).isEqualTo(IndexRecordState.QUARANTINED);
+    }
+
+    @Test
     void sourceTrimmedOrQuarantinedUnderTheMaterializer_publicationRefused_objectDeleted() {
         StreamStorage storage = engine.storage("broker-a", CONFIG);
         List<NereusStream> streams = open(storage, 2, "changed-");
