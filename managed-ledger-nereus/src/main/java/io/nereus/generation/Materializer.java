@@ -73,7 +73,7 @@ import org.slf4j.LoggerFactory;
  *       every SEALED slice this instance owns (its own, and a share of those whose writer holds no lease any more:
  *       slice id modulo the live writers) is read in entry order, in requests of up to
  *       {@value #ENTRIES_PER_READ} batches; each stream's consecutive sections become one object of at most
- *       {@link MaterializerConfig#objectTargetBytes}. Then consecutive small objects of a stream
+ *       {@link MaterializerConfig#objectTargetBytes} and {@link PublicationRequest#MAX_SOURCES} sections. Then consecutive small objects of a stream
  *       ({@link MaterializerConfig#mergeMinObjects} of them, each under a quarter of the target) are merged into one
  *       object of a higher generation, which retires them; so a stream's data from several slices ends up in objects
  *       near the target size and objects per stream stay bounded.</li>
@@ -411,12 +411,17 @@ public final class Materializer implements AutoCloseable {
         final List<StreamEntry> entries = new ArrayList<>();
         long bytes;
         long end = -1;
+        /** When the first entry was added: the copy's start. */
+        long firstAdded;
 
         Buffer(StreamId stream) {
             this.stream = stream;
         }
 
-        void add(IndexRecord source, List<StreamEntry> read) {
+        void add(IndexRecord source, List<StreamEntry> read, long now) {
+            if (sources.isEmpty()) {
+                firstAdded = now;
+            }
             sources.add(source);
             for (StreamEntry e : read) {
                 entries.add(e);
@@ -540,30 +545,47 @@ public final class Materializer implements AutoCloseable {
         }
 
         CompletableFuture<Boolean> run() {
-            return next(byEntry.firstKey()).thenComposeAsync(ignored -> {
+            long first = byEntry.firstKey();
+            return next(first, wal.readRange(sliceId, first, spanEnd(first))).thenComposeAsync(ignored -> {
                 List<Buffer> rest = new ArrayList<>(buffers.values());
                 buffers.clear();
                 return publishAll(rest, 0);
             }, exec).thenApply(ignored -> allDone && broken.isEmpty());
         }
 
-        /** Reads the span of needed entries starting at {@code first}, then the next span. */
-        private CompletableFuture<Void> next(Long first) {
-            if (first == null) {
-                return CompletableFuture.completedFuture(null);
-            }
+        /** The span of needed entries from {@code first}: consecutive entry ids, at most {@value #ENTRIES_PER_READ}. */
+        private long spanEnd(long first) {
             long last = first;
             while (last - first + 1 < ENTRIES_PER_READ && byEntry.containsKey(last + 1)) {
                 last++;
             }
-            long spanEnd = last;
-            return wal.readRange(sliceId, first, last).thenComposeAsync(batches -> {
+            return last;
+        }
+
+        /**
+         * Reads the span of needed entries starting at {@code first} (already requested as {@code read}), asking for
+         * the next span before taking this one's, so one BookKeeper request is in flight while a span is copied.
+         */
+        private CompletableFuture<Void> next(long first, CompletableFuture<List<WalBatch>> read) {
+            long last = spanEnd(first);
+            Long following = byEntry.higherKey(last);
+            CompletableFuture<List<WalBatch>> ahead = following == null ? null
+                    : wal.readRange(sliceId, following, spanEnd(following));
+            return read.thenComposeAsync(batches -> {
                 List<Buffer> full = new ArrayList<>();
                 for (int i = 0; i < batches.size(); i++) {
                     take(first + i, batches.get(i), full);
                 }
                 return publishAll(full, 0);
-            }, exec).thenComposeAsync(ignored -> next(byEntry.higherKey(spanEnd)), exec);
+            }, exec).handleAsync((ignored, error) -> {
+                if (error != null) {
+                    if (ahead != null) {
+                        ahead.whenComplete((b, e) -> { }); // let the read ahead finish; its result is dropped
+                    }
+                    return CompletableFuture.<Void>failedFuture(error);
+                }
+                return ahead == null ? CompletableFuture.<Void>completedFuture(null) : next(following, ahead);
+            }, exec).thenCompose(f -> f);
         }
 
         private void take(long entryId, WalBatch batch, List<Buffer> full) {
@@ -594,12 +616,13 @@ public final class Materializer implements AutoCloseable {
                     b = new Buffer(n.stream());
                     buffers.put(n.stream(), b);
                 }
-                if (!b.entries.isEmpty() && b.bytes + payloadBytes(read) > config.objectTargetBytes()) {
+                if (!b.entries.isEmpty() && (b.bytes + payloadBytes(read) > config.objectTargetBytes()
+                        || b.sources.size() >= PublicationRequest.MAX_SOURCES)) {
                     full.add(buffers.remove(n.stream()));
                     b = new Buffer(n.stream());
                     buffers.put(n.stream(), b);
                 }
-                b.add(n.record(), read);
+                b.add(n.record(), read, clock.millis());
                 if (b.bytes >= config.objectTargetBytes()) {
                     full.add(buffers.remove(n.stream()));
                 }
@@ -650,9 +673,14 @@ public final class Materializer implements AutoCloseable {
         StreamObjectWriter.Encoded encoded = encoder.encode(b.stream, ReadView.COMMITTED, b.entries);
         ObjectName name = objectName(b.stream, ReadView.COMMITTED, encoded.range());
         long started = clock.millis();
+        long[] phases = new long[3]; // when the put, the verification and the publication ended
         return objects.putNew(name, ObjectContent.of(encoded.bytes()))
-                .thenCompose(stored -> verify(stored, encoded, b.entries).thenApply(ignored -> stored))
                 .thenCompose(stored -> {
+                    phases[0] = clock.millis();
+                    return verify(stored, encoded, b.entries).thenApply(ignored -> stored);
+                })
+                .thenCompose(stored -> {
+                    phases[1] = clock.millis();
                     PublicationRequest request = new PublicationRequest(b.stream, ReadView.COMMITTED, encoded.range(),
                             b.sources.stream().map(PublicationRequest.SourceRef::of).toList(),
                             new ObjectTarget(name.value(), 0, stored.size(), stored.size(), stored.version()),
@@ -660,6 +688,7 @@ public final class Materializer implements AutoCloseable {
                     return beforePublish.apply(request).thenCompose(ignored -> index.publish(request));
                 })
                 .thenComposeAsync(outcome -> {
+                    phases[2] = clock.millis();
                     if (outcome instanceof PublicationOutcome.Publish || outcome instanceof PublicationOutcome.AlreadyPublished) {
                         (merge ? mergesPublished : objectsPublished).incrementAndGet();
                         entriesPublished.addAndGet(encoded.entries());
@@ -669,9 +698,11 @@ public final class Materializer implements AutoCloseable {
                         if (!merge) {
                             toMerge.add(b.stream);
                         }
-                        LOG.info("published stream object: stream={} range={} entries={} bytes={} object={}{}",
-                                b.stream, encoded.range(), encoded.entries(), encoded.bytes().length, name,
-                                merge ? " (merge of " + b.sources.size() + " objects)" : "");
+                        LOG.info("published stream object: stream={} range={} entries={} bytes={} object={}{};"
+                                + " read {} ms, put {} ms, verify {} ms, publish {} ms", b.stream, encoded.range(),
+                                encoded.entries(), encoded.bytes().length, name,
+                                merge ? " (merge of " + b.sources.size() + " objects)" : "", started - b.firstAdded,
+                                phases[0] - started, phases[1] - phases[0], phases[2] - phases[1]);
                         return pace(b.bytes, started).thenApply(ignored -> true);
                     }
                     refused.incrementAndGet();
@@ -770,7 +801,8 @@ public final class Materializer implements AutoCloseable {
             boolean small = !r.generation().isAppend() && r.state() == IndexRecordState.COMMITTED
                     && r.bytes() < config.smallObjectBytes() && r.range().start() >= trim;
             boolean follows = !run.isEmpty() && run.get(run.size() - 1).range().end() == r.range().start();
-            if (small && (run.isEmpty() || follows) && bytes + r.bytes() <= config.objectTargetBytes()) {
+            if (small && (run.isEmpty() || follows) && bytes + r.bytes() <= config.objectTargetBytes()
+                    && run.size() < PublicationRequest.MAX_SOURCES) {
                 run.add(r);
                 bytes += r.bytes();
                 continue;
@@ -794,7 +826,7 @@ public final class Materializer implements AutoCloseable {
         }
         IndexRecord r = run.get(i);
         return objectReader.readAll(r).thenComposeAsync(entries -> {
-            b.add(r, entries);
+            b.add(r, entries, clock.millis());
             return readInto(b, run, i + 1);
         }, exec);
     }

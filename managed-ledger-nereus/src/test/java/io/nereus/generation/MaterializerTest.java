@@ -278,6 +278,37 @@ class MaterializerTest {
     }
 
     @Test
+    void offloadOfAStreamUnderContinuousAppends_completesWhileTheyCommit_andCoversTheRange(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        // a durable metadata engine, as a broker runs: its commits take an fsync, so one is always in progress
+        engine.close();
+        engine = new EngineFixture(BK, "busy", EngineFixture.temporaryObjectStore(),
+                io.nereus.fdb.embedded.EmbeddedFdb.open(dir));
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        NereusStream s = open(storage, 1, "busy-").get(0);
+        for (int round = 0; round < 2000; round++) { // 2000 sections: the publication names 2000 source records
+            append(List.of(s), 1, round);
+        }
+        long upTo = await(s.head()).committedEnd();
+        CompletableFuture<Long> offload = storage.offload(s.id(), upTo);
+        // every append commits a new head of the stream, 32 in flight; the publication reads the head without a
+        // conflict (in a broker under load a conflicting read made it retry until the appends paused)
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(32);
+        List<CompletableFuture<OffsetRange>> acks = new ArrayList<>();
+        while (!offload.isDone() && System.nanoTime() < deadline) {
+            inFlight.acquireUninterruptibly();
+            CompletableFuture<OffsetRange> ack = s.append(List.of(AppendEntry.of(new byte[100])));
+            ack.whenComplete((r, e) -> inFlight.release());
+            acks.add(ack);
+        }
+        acks.forEach(a -> await(a));
+        assertThat(offload).as("offload done while appends kept committing").isDone();
+        assertThat(await(offload)).isEqualTo(upTo);
+        assertThat(await(storage.objectCoverage(s.id())).endOffset()).isEqualTo(upTo);
+    }
+
+    @Test
     void objectAndWalBothGone_readFailsLoudly_namingStreamOffsetAndEvidence() throws Exception {
         StreamStorage storage = engine.storage("broker-a", CONFIG);
         NereusStream s = open(storage, 1, "lost-").get(0);

@@ -40,7 +40,12 @@ public final class EngineFixture implements AutoCloseable {
 
     /** As {@link #EngineFixture(BookKeeperCluster, String)} with the given object store, closed with the fixture. */
     public EngineFixture(BookKeeperCluster cluster, String root, ObjectStore objects) {
-        fdb = EmbeddedFdb.inMemory();
+        this(cluster, root, objects, EmbeddedFdb.inMemory());
+    }
+
+    /** With the given metadata engine (a durable one, say) and object store, both closed with the fixture. */
+    public EngineFixture(BookKeeperCluster cluster, String root, ObjectStore objects, EmbeddedFdb fdb) {
+        this.fdb = fdb;
         metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", root))),
                 fdb.getExecutor()));
         bk = cluster.newClient();

@@ -151,7 +151,9 @@ public final class GenerationIndexStore {
      * Publishes a materialized representation in one transaction (see {@link PublicationOutcome#decide}):
      * validates head and sources, allocates the next generation id of (stream, view), writes the COMMITTED
      * record and moves same-view sources and superseded records of the view out of the lookup space (generation-0
-     * records to FALLBACK, still COMMITTED; higher generations to RETIRED). Of two publications
+     * records to FALLBACK, still COMMITTED; higher generations to RETIRED). The head is read without a conflict
+     * (see the body), so appends to the stream never make a publication retry; a trim reaching into the range
+     * conflicts through the source records it retires. At most {@link PublicationRequest#MAX_SOURCES} sources. Of two publications
      * racing for the same sources exactly one commits; the other is retried by the runner and then sees
      * {@link PublicationOutcome.SourceChanged}.
      *
@@ -164,7 +166,12 @@ public final class GenerationIndexStore {
             var inRange = ks.indexEndOffsetRange(stream, request.view(),
                     new OffsetRange(request.range().start() + 1, request.range().end() + 1));
             return tx.run(tr -> {
-                CompletableFuture<Optional<StreamHead>> head = records.head(tr, stream);
+                // The head is read as a snapshot: every commit of the stream rewrites it, so a conflicting read
+                // would make a publication of a stream under load retry until its appends pause. What the head
+                // decides needs no conflict: the committed end only grows, a trim that reaches the range retires
+                // source records (read below, with conflicts), and a deleted stream's keys are purged whole, a
+                // record published meanwhile with them (its object is then unreferenced garbage).
+                CompletableFuture<Optional<StreamHead>> head = records.head(tr.snapshot(), stream);
                 CompletableFuture<byte[]> genSeq = tr.get(ks.genSeqKey(stream, request.view()));
                 CompletableFuture<List<KeyValue>> sameView = tr.getRange(inRange).asList();
                 List<CompletableFuture<byte[]>> sources = new ArrayList<>();

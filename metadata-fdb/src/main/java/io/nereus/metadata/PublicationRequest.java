@@ -26,6 +26,12 @@ public record PublicationRequest(
         long entryCount,
         long bytes) {
 
+    /**
+     * Most source records one publication may name: its transaction reads each and moves it (about 300 bytes of
+     * keys and values each), which keeps it far inside FoundationDB's 10 MB transaction limit.
+     */
+    public static final int MAX_SOURCES = 4096;
+
     public PublicationRequest {
         Objects.requireNonNull(stream, "stream");
         Objects.requireNonNull(view, "view");
@@ -38,6 +44,10 @@ public record PublicationRequest(
         }
         if (sources.isEmpty()) {
             throw new IllegalArgumentException("publication needs at least one source record");
+        }
+        if (sources.size() > MAX_SOURCES) {
+            throw new IllegalArgumentException("publication has " + sources.size() + " source records, more than "
+                    + MAX_SOURCES + " (the transaction reads and moves each)");
         }
         for (SourceRef s : sources) {
             if (!s.key().stream().equals(stream) || s.key().view() != ReadView.COMMITTED) {
