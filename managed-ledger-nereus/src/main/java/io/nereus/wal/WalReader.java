@@ -13,7 +13,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerEntry;
 import org.apache.bookkeeper.client.LedgerHandle;
 
 /**
@@ -97,32 +96,7 @@ public final class WalReader implements AutoCloseable {
             return CompletableFuture.failedFuture(new IllegalArgumentException("entry range " + firstEntry + ".."
                     + lastEntry + " of slice " + sliceId + " is empty or negative"));
         }
-        return handle(sliceId).thenCompose(lh -> {
-            CompletableFuture<List<WalBatch>> out = new CompletableFuture<>();
-            lh.asyncReadUnconfirmedEntries(firstEntry, lastEntry, (rc, h, seq, ctx) -> {
-                Map<String, Object> where = ErrorContext.of("slice", sliceId, "firstEntry", firstEntry,
-                        "lastEntry", lastEntry);
-                if (rc != BKException.Code.OK) {
-                    out.completeExceptionally(readError(rc, where));
-                    return;
-                }
-                List<WalBatch> batches = new ArrayList<>();
-                try {
-                    while (seq.hasMoreElements()) {
-                        byte[] data = seq.nextElement().getEntry();
-                        bytesRead.add(data.length);
-                        batches.add(WalBatchCodec.decode(data));
-                    }
-                    out.complete(batches);
-                } catch (NereusException ex) {
-                    where.putAll(ex.context());
-                    out.completeExceptionally(new NereusException(ex.code(), where, ex));
-                } catch (RuntimeException ex) {
-                    out.completeExceptionally(ex);
-                }
-            }, null);
-            return out;
-        });
+        return fetch(sliceId, firstEntry, lastEntry);
     }
 
     /** Bytes of WAL batches fetched from BookKeeper by this reader (cache hits not counted). */
@@ -138,20 +112,32 @@ public final class WalReader implements AutoCloseable {
     }
 
     private CompletableFuture<WalBatch> fetch(long sliceId, long entryId) {
+        return fetch(sliceId, entryId, entryId).thenApply(batches -> batches.get(0));
+    }
+
+    /**
+     * The batches of entries {@code first..last}, decoded; failures name the slice and the entry (a range: its first
+     * and last entry).
+     */
+    private CompletableFuture<List<WalBatch>> fetch(long sliceId, long first, long last) {
         return handle(sliceId).thenCompose(lh -> {
-            CompletableFuture<WalBatch> out = new CompletableFuture<>();
-            lh.asyncReadUnconfirmedEntries(entryId, entryId, (rc, h, seq, ctx) -> {
+            CompletableFuture<List<WalBatch>> out = new CompletableFuture<>();
+            lh.asyncReadUnconfirmedEntries(first, last, (rc, h, seq, ctx) -> {
+                Map<String, Object> where = first == last ? ErrorContext.of("slice", sliceId, "entry", first)
+                        : ErrorContext.of("slice", sliceId, "firstEntry", first, "lastEntry", last);
                 if (rc != BKException.Code.OK) {
-                    out.completeExceptionally(readError(rc, ErrorContext.of("slice", sliceId, "entry", entryId)));
+                    out.completeExceptionally(readError(rc, where));
                     return;
                 }
-                LedgerEntry e = seq.nextElement();
+                List<WalBatch> batches = new ArrayList<>();
                 try {
-                    byte[] data = e.getEntry();
-                    bytesRead.add(data.length);
-                    out.complete(WalBatchCodec.decode(data));
+                    while (seq.hasMoreElements()) {
+                        byte[] data = seq.nextElement().getEntry();
+                        bytesRead.add(data.length);
+                        batches.add(WalBatchCodec.decode(data));
+                    }
+                    out.complete(batches);
                 } catch (NereusException ex) {
-                    Map<String, Object> where = ErrorContext.of("slice", sliceId, "entry", entryId);
                     where.putAll(ex.context());
                     out.completeExceptionally(new NereusException(ex.code(), where, ex));
                 } catch (RuntimeException ex) {

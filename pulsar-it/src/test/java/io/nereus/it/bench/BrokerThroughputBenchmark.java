@@ -46,29 +46,8 @@ class BrokerThroughputBenchmark {
         int rounds = Integer.getInteger("bench.rounds", 3);
         int messages = Integer.getInteger("bench.messages", 50_000);
         int size = Integer.getInteger("bench.size", 1024);
-        String previous = System.getProperty(StorageMode.PROPERTY);
-        List<Result> results = new ArrayList<>();
-        try {
-            for (int round = 0; round < rounds; round++) {
-                List<StorageMode> order = round % 2 == 0 ? List.of(StorageMode.BOOKKEEPER, StorageMode.NEREUS)
-                        : List.of(StorageMode.NEREUS, StorageMode.BOOKKEEPER);
-                if (Boolean.getBoolean("bench.nereusOnly")) {
-                    order = List.of(StorageMode.NEREUS); // a profiling aid: no comparison is printed
-                }
-                for (StorageMode mode : order) {
-                    System.setProperty(StorageMode.PROPERTY, mode.name().toLowerCase(Locale.ROOT));
-                    Result r = runOnce(mode, messages, size, round);
-                    results.add(r);
-                    System.out.printf(Locale.ROOT, "round %d %-10s %s%n", round, mode, r);
-                }
-            }
-        } finally {
-            if (previous == null) {
-                System.clearProperty(StorageMode.PROPERTY);
-            } else {
-                System.setProperty(StorageMode.PROPERTY, previous);
-            }
-        }
+        List<Result> results = BenchRounds.alternate(rounds, Boolean.getBoolean("bench.nereusOnly"),
+                (mode, round) -> runOnce(mode, messages, size, round));
         print(results, rounds, messages, size);
     }
 

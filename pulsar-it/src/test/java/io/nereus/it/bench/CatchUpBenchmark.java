@@ -50,26 +50,8 @@ class CatchUpBenchmark {
         int messages = Integer.getInteger("bench.messages", 200_000);
         int topics = Integer.getInteger("bench.topics", 1);
         int size = Integer.getInteger("bench.size", 1024);
-        String previous = System.getProperty(StorageMode.PROPERTY);
-        List<Result> results = new ArrayList<>();
-        try {
-            for (int round = 0; round < rounds; round++) {
-                List<StorageMode> order = round % 2 == 0 ? List.of(StorageMode.BOOKKEEPER, StorageMode.NEREUS)
-                        : List.of(StorageMode.NEREUS, StorageMode.BOOKKEEPER);
-                for (StorageMode mode : order) {
-                    System.setProperty(StorageMode.PROPERTY, mode.name().toLowerCase(Locale.ROOT));
-                    Result r = runOnce(mode, messages, topics, size, round);
-                    results.add(r);
-                    System.out.printf(Locale.ROOT, "round %d %-10s %s%n", round, mode, r);
-                }
-            }
-        } finally {
-            if (previous == null) {
-                System.clearProperty(StorageMode.PROPERTY);
-            } else {
-                System.setProperty(StorageMode.PROPERTY, previous);
-            }
-        }
+        List<Result> results = BenchRounds.alternate(rounds, false,
+                (mode, round) -> runOnce(mode, messages, topics, size, round));
         print(results, rounds, messages, topics, size);
     }
 
