@@ -195,7 +195,11 @@ public final class Materializer implements AutoCloseable {
         return done;
     }
 
-    /** What of {@code stream} lives in objects now, read from the index. */
+    /**
+     * The objects holding {@code stream} from its trim offset on without a gap, read from the index: the scan stops
+     * at the first record that is not a COMMITTED object (a generation-0 record still to materialize, a quarantined
+     * object), so it reads the object records and one more, never the WAL records of the unmaterialized tail.
+     */
     public CompletableFuture<ObjectCoverage> coverage(StreamId stream) {
         return streams.head(stream).thenCompose(h -> {
             StreamHead head = h.orElseThrow(() -> new NereusException(ErrorCode.NOT_FOUND, ErrorContext.of(
@@ -208,9 +212,11 @@ public final class Materializer implements AutoCloseable {
         return index.indexRecords(stream, ReadView.COMMITTED, from, RECORDS_PER_SCAN).thenCompose(records -> {
             ObjectCoverage c = acc;
             for (IndexRecord r : records) {
-                if (!r.generation().isAppend() && r.state() == IndexRecordState.COMMITTED) {
-                    c = c.plus(r);
+                boolean follows = c.objects() == 0 || r.range().start() == c.endOffset();
+                if (r.generation().isAppend() || r.state() != IndexRecordState.COMMITTED || !follows) {
+                    return CompletableFuture.completedFuture(c);
                 }
+                c = c.plus(r);
             }
             if (records.size() < RECORDS_PER_SCAN) {
                 return CompletableFuture.completedFuture(c);

@@ -3,7 +3,8 @@ package io.nereus.generation;
 import io.nereus.metadata.IndexRecord;
 
 /**
- * What of a stream lives in objects (COMMITTED records of a generation above 0 in the lookup space).
+ * The objects holding a stream from its trim offset on without a gap (COMMITTED records of a generation above 0 in
+ * the lookup space, consecutive): what a Pulsar ledger reports as offloaded.
  *
  * @param objects      records naming an object
  * @param entries      entries in them

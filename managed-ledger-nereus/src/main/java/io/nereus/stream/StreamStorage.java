@@ -141,7 +141,7 @@ public final class StreamStorage implements AutoCloseable {
         return materializer.offload(stream, upTo);
     }
 
-    /** What of {@code stream} lives in objects now, read from the index. */
+    /** The objects holding {@code stream} from its trim offset on without a gap (see {@link Materializer#coverage}). */
     public CompletableFuture<ObjectCoverage> objectCoverage(StreamId stream) {
         return materializer.coverage(stream);
     }

@@ -65,7 +65,10 @@ final class LedgerOffload {
         });
     }
 
-    /** Payload bytes of the ledger held in objects, as last read; refreshed in the background when stale. */
+    /**
+     * Payload bytes of the ledger's entries held in objects from its first entry on, as last read; refreshed in the
+     * background when stale.
+     */
     long offloadedSize() {
         if (clock.millis() - refreshedAt > REFRESH_MILLIS) {
             refresh();
