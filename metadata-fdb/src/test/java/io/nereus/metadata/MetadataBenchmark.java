@@ -28,6 +28,10 @@ public final class MetadataBenchmark {
         commits(1, 1.0, false);
         commits(1, seconds, true);
         commits(100, seconds, true);
+        commits(1000, seconds, true);
+        if (Boolean.getBoolean("nereus.bench.commitsOnly")) {
+            return;
+        }
         lookups(1, 1.0, false);
         lookups(1, seconds, true);
         lookups(8, seconds, true);
@@ -72,7 +76,7 @@ public final class MetadataBenchmark {
             }
             double elapsed = (System.nanoTime() - start) / 1e9;
             if (report) {
-                System.out.printf("commit, %3d streams per transaction: %,8.0f transactions/s, %,10.0f stream appends/s%n",
+                System.out.printf("commit, %4d streams per transaction: %,8.0f transactions/s, %,10.0f stream appends/s%n",
                         streams, batches / elapsed, batches * streams / elapsed);
             }
         }

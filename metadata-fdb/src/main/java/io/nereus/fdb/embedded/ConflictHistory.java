@@ -50,10 +50,18 @@ final class ConflictHistory {
             if (w.isEmpty()) {
                 continue;
             }
-            long atEnd = steps.floorEntry(w.end()).getValue();
-            steps.subMap(w.begin(), true, w.end(), true).clear();
+            Map.Entry<byte[], Long> atEnd = steps.floorEntry(w.end());
+            boolean endIsBoundary = Bytes.compare(atEnd.getKey(), w.end()) == 0;
+            long endValue = atEnd.getValue();
+            // Boundaries inside (begin, end) go; usually there are none, so no sub-map view is built for them.
+            for (byte[] k = steps.higherKey(w.begin()); k != null && Bytes.compare(k, w.end()) < 0;
+                 k = steps.higherKey(w.begin())) {
+                steps.remove(k);
+            }
             steps.put(w.begin(), version);
-            steps.put(w.end(), atEnd);
+            if (!endIsBoundary) {
+                steps.put(w.end(), endValue);
+            }
         }
     }
 

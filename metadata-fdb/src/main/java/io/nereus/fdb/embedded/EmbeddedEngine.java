@@ -22,7 +22,7 @@ import java.util.function.Function;
  * <p><b>Versions.</b> As in FoundationDB, versions advance about one million per second: a commit version is
  * the injected clock in microseconds, or the previous commit version plus one when that is larger. A read
  * version is the newest <em>visible</em> commit version: a commit becomes visible (and is acknowledged) only
- * once it is durable, in version order.
+ * once the durable log says it is durable (fsynced, or written with a sync interval), in version order.
  *
  * <p><b>Commit.</b> One critical section resolves a commit against the {@link ConflictHistory} (1020 when a
  * read range meets a write committed after the read version; 1007 when the read version left the MVCC
@@ -30,6 +30,15 @@ import java.util.function.Function;
  * every earlier commit, visible or not), applies them to the {@link VersionedStore} and hands them to the
  * durable log. Fsyncs happen outside the critical section, so commits arriving during one are grouped into
  * the next.
+ *
+ * <p><b>Conflict history.</b> The {@link ConflictHistory} only has to answer for transactions that can still
+ * commit, so it forgets versions at or below the oldest read version a live transaction holds (a
+ * {@link ReadPin}, taken with the read version and released when the attempt ends), not only those older
+ * than the MVCC window: with many short transactions it stays the size of the last few commits instead of
+ * five seconds of them. The versioned store still keeps the whole window, so reads at any version inside it
+ * work as in FoundationDB. A transaction given an explicit read version already below the history's cutoff
+ * (nothing pinned it) is refused at commit with 1020 {@code not_committed}, the false conflict FoundationDB
+ * permits, and retried by {@code onError} at a fresh version.
  *
  * <p><b>Failure.</b> When the durable log fails, the outcome of the commits it held is unknown (1021) and
  * the engine refuses all further work with 1000 {@code operation_failed}; reopening the directory recovers
@@ -56,6 +65,12 @@ final class EmbeddedEngine {
     private final ReentrantLock commitLock = new ReentrantLock();
     private final ArrayDeque<CommitFault> faults = new ArrayDeque<>();
     private final TreeMap<Long, Integer> pins = new TreeMap<>();
+    /** Pins of read versions taken from {@link #pinReadVersion()}, oldest first (versions only grow); commit lock. */
+    private final ArrayDeque<ReadPin> readPins = new ArrayDeque<>();
+    /** Pins of read versions set explicitly, in any order; commit lock. */
+    private final List<ReadPin> explicitPins = new java.util.ArrayList<>();
+    /** The conflict history knows nothing at or below this version; commit lock. */
+    private long historyCutoff;
     private final AtomicLong visibleVersion = new AtomicLong();
     private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
     private volatile long prunedBelow;
@@ -104,14 +119,63 @@ final class EmbeddedEngine {
         checkHealthy();
         commitLock.lock();
         try {
-            if (inFlight.get() == 0) {
-                long now = Math.max(visibleVersion.get(), clockVersion());
-                visibleVersion.set(now);
-                lastCommitVersion = Math.max(lastCommitVersion, now);
-            }
-            return visibleVersion.get();
+            return readVersionLocked();
         } finally {
             commitLock.unlock();
+        }
+    }
+
+    private long readVersionLocked() {
+        if (inFlight.get() == 0) {
+            long now = Math.max(visibleVersion.get(), clockVersion());
+            visibleVersion.set(now);
+            lastCommitVersion = Math.max(lastCommitVersion, now);
+        }
+        return visibleVersion.get();
+    }
+
+    /**
+     * A read version for a transaction, as {@link #readVersion()}, pinned: the conflict history keeps every
+     * write after it until the pin is released (or leaves the MVCC window).
+     */
+    ReadPin pinReadVersion() {
+        checkHealthy();
+        commitLock.lock();
+        try {
+            ReadPin pin = new ReadPin(readVersionLocked());
+            readPins.addLast(pin);
+            return pin;
+        } finally {
+            commitLock.unlock();
+        }
+    }
+
+    /** Pins a read version a transaction was given explicitly ({@code setReadVersion}). */
+    ReadPin pinExplicitReadVersion(long version) {
+        commitLock.lock();
+        try {
+            ReadPin pin = new ReadPin(version);
+            explicitPins.add(pin);
+            return pin;
+        } finally {
+            commitLock.unlock();
+        }
+    }
+
+    /**
+     * A live transaction's hold on its read version. Taken under the commit lock, so no commit can prune past it
+     * between the version being read and the pin being seen; released by any thread, without the lock, once.
+     */
+    static final class ReadPin {
+        final long version;
+        private volatile boolean released;
+
+        ReadPin(long version) {
+            this.version = version;
+        }
+
+        void release() {
+            released = true;
         }
     }
 
@@ -188,7 +252,7 @@ final class EmbeddedEngine {
             if (version - readVersion > windowVersions || readVersion < prunedBelow) {
                 throw new EmbeddedFdbException(FdbErrors.TRANSACTION_TOO_OLD);
             }
-            if (history.conflicts(request.reads(), readVersion)) {
+            if (readVersion < historyCutoff || history.conflicts(request.reads(), readVersion)) {
                 throw new EmbeddedFdbException(FdbErrors.NOT_COMMITTED);
             }
             effects = request.writeMap().effects(store::latest, versionstamp(version));
@@ -244,15 +308,38 @@ final class EmbeddedEngine {
     }
 
     private void prune(long version) {
-        long cutoff = version - windowVersions;
+        long windowCutoff = version - windowVersions;
+        long cutoff = windowCutoff;
         if (!pins.isEmpty()) {
             cutoff = Math.min(cutoff, pins.firstKey());
         }
         if (cutoff > prunedBelow) {
             prunedBelow = cutoff;
             store.prune(cutoff);
-            history.prune(cutoff);
         }
+        // Every later read version is at least the visible one; every live one is pinned.
+        long needed = Math.min(visibleVersion.get(), oldestPinnedReadVersion(windowCutoff));
+        long h = Math.max(windowCutoff, needed);
+        if (h > historyCutoff) {
+            historyCutoff = h;
+            history.prune(h);
+        }
+    }
+
+    /** The oldest read version still pinned inside the window, dropping released and expired pins; commit lock. */
+    private long oldestPinnedReadVersion(long windowCutoff) {
+        ReadPin head;
+        while ((head = readPins.peekFirst()) != null && (head.released || head.version < windowCutoff)) {
+            readPins.pollFirst();
+        }
+        long oldest = head == null ? Long.MAX_VALUE : head.version;
+        if (!explicitPins.isEmpty()) {
+            explicitPins.removeIf(p -> p.released || p.version < windowCutoff);
+            for (ReadPin p : explicitPins) {
+                oldest = Math.min(oldest, p.version);
+            }
+        }
+        return oldest;
     }
 
     /** The 10-byte versionstamp of the commit at {@code version}: big-endian version, then batch order 0. */

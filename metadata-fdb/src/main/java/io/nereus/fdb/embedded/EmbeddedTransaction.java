@@ -82,7 +82,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
         this.conflicts = new ConflictRanges(writeMap, settings);
         this.reads = new TransactionReads(engine, settings, writeMap, conflicts);
         this.writes = new TransactionWrites(settings, writeMap, conflicts, watches);
-        this.lifecycle = new TransactionLifecycle(db.scheduler(), watches);
+        this.lifecycle = new TransactionLifecycle(db.scheduler(), watches, reads::end);
         this.commit = new TransactionCommit(this, engine, futures, lifecycle, watches);
         scheduleTimeout();
     }

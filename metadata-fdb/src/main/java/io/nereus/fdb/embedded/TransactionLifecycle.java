@@ -23,7 +23,9 @@ import java.util.concurrent.TimeUnit;
  * ended) and {@code closed} ({@code close()}, or {@code onError} handing back the next attempt). An operation
  * issued while timed out fails with 1031, while cancelled with 1025, during or after the commit with 2017; one on
  * a closed transaction throws {@link IllegalStateException}, as fdb-java's do. Cancelling, timing out and closing
- * an attempt that has not committed release what it holds, failing its pending versionstamp and watches.
+ * an attempt that has not committed release what it holds, failing its pending versionstamp and watches. Once
+ * the attempt can neither read nor commit (committed, cancelled, timed out, closed) it runs {@code onEnd} once,
+ * which releases its pinned read version.
  *
  * <p>Threading: guarded by the owning transaction's monitor; the caller holds it, except where a method says
  * otherwise. {@code cancelled} and {@code timedOut} are also read without it (by the engine, to abandon a
@@ -34,6 +36,7 @@ final class TransactionLifecycle {
 
     private final ScheduledExecutorService scheduler;
     private final TransactionWatches watches;
+    private final Runnable onEnd;
 
     private State state = State.ACTIVE;
     private volatile boolean cancelled;
@@ -43,9 +46,10 @@ final class TransactionLifecycle {
     private CompletableFuture<byte[]> versionstamp;
     private ScheduledFuture<?> timeoutTask;
 
-    TransactionLifecycle(ScheduledExecutorService scheduler, TransactionWatches watches) {
+    TransactionLifecycle(ScheduledExecutorService scheduler, TransactionWatches watches, Runnable onEnd) {
         this.scheduler = scheduler;
         this.watches = watches;
+        this.onEnd = onEnd;
     }
 
     /** Throws {@link IllegalStateException} once closed; also called without the monitor, as fdb-java allows. */
@@ -94,6 +98,7 @@ final class TransactionLifecycle {
     void committed(long version) {
         state = State.COMMITTED;
         committedVersion = version;
+        onEnd.run();
         if (versionstamp != null) {
             if (version < 0) {
                 versionstamp.completeExceptionally(new EmbeddedFdbException(FdbErrors.NO_COMMIT_VERSION));
@@ -175,6 +180,7 @@ final class TransactionLifecycle {
         } else if (timeoutTask != null) {
             timeoutTask.cancel(false);
         }
+        onEnd.run();
         closed = true;
     }
 
@@ -193,5 +199,6 @@ final class TransactionLifecycle {
             versionstamp.completeExceptionally(reason);
         }
         watches.failAll(reason);
+        onEnd.run();
     }
 }

@@ -29,6 +29,8 @@ final class TransactionReads {
     private final WriteMap writes;
     private final ConflictRanges conflicts;
     private long readVersion = -1;
+    private EmbeddedEngine.ReadPin pin;
+    private boolean ended;
 
     TransactionReads(EmbeddedEngine engine, TransactionSettings settings, WriteMap writes, ConflictRanges conflicts) {
         this.engine = engine;
@@ -40,9 +42,26 @@ final class TransactionReads {
     /** The read version, taken from the engine now if no read has taken it yet. */
     long readVersion() {
         if (readVersion < 0) {
-            readVersion = engine.readVersion();
+            if (ended) {
+                readVersion = engine.readVersion();
+            } else {
+                pin = engine.pinReadVersion();
+                readVersion = pin.version;
+            }
         }
         return readVersion;
+    }
+
+    /**
+     * The attempt can neither read nor commit any more (committed, failed, cancelled, timed out, closed,
+     * replaced by {@code onError}): the engine may forget the conflicts its read version needed. Idempotent.
+     */
+    void end() {
+        ended = true;
+        if (pin != null) {
+            pin.release();
+            pin = null;
+        }
     }
 
     /** The read version as it stands: {@code -1} until a read takes one (the commit then uses its own version). */
@@ -60,6 +79,9 @@ final class TransactionReads {
             throw new EmbeddedFdbException(FdbErrors.CLIENT_INVALID_OPERATION, "Read version must be positive");
         }
         readVersion = version;
+        if (!ended) {
+            pin = engine.pinExplicitReadVersion(version);
+        }
     }
 
     private boolean readYourWrites(boolean snapshot) {
