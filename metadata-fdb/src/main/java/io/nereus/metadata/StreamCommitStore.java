@@ -108,7 +108,9 @@ public final class StreamCommitStore {
      * otherwise): its record is read, so a racing seal is a conflict. For every stream and slice the commit
      * advances, the stream's range in the slice {@code (WAL, slice, sid)} is set to run from the first offset the
      * stream committed into the slice (its intent's, or this commit's first) to the end of its last append there,
-     * a blind write derived from the intent the transaction reads anyway. Compared with a commit without slice
+     * a blind write derived from the intent the transaction reads anyway. Only the heads and slices are read with
+     * conflict ranges; the record at the append's end and the intent are snapshot reads, since only a commit of
+     * the same stream writes them and it writes the head too. Compared with a commit without slice
      * records this adds one read per distinct slice (usually one per transaction) and one write per stream and
      * slice advanced; no read per stream. A stream may have
      * several appends (one per coalesced batch), listed in offset order: the first must start at the head's
@@ -137,8 +139,11 @@ public final class StreamCommitStore {
         Map<Long, CompletableFuture<byte[]>> slices = new HashMap<>();
         for (StreamAppend a : batch) {
             heads.computeIfAbsent(a.stream(), s -> tr.get(ks.headKey(s)));
-            atEnd.add(tr.get(ks.indexKey(IndexKey.of(a.generationZeroRecord()))));
-            intents.computeIfAbsent(Slot.of(a), k -> tr.get(ks.intentKey(a.stream(), a.target().sliceId())));
+            // Snapshot reads: only a commit of the same stream writes its generation-0 records and intents, and
+            // that commit also writes the head read above, so the head's conflict already covers them.
+            atEnd.add(tr.snapshot().get(ks.indexKey(IndexKey.of(a.generationZeroRecord()))));
+            intents.computeIfAbsent(Slot.of(a),
+                    k -> tr.snapshot().get(ks.intentKey(a.stream(), a.target().sliceId())));
             slices.computeIfAbsent(a.target().sliceId(), id -> tr.get(ks.walSliceKey(id)));
         }
         List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.values());
