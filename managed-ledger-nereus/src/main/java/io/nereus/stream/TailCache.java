@@ -3,23 +3,86 @@ package io.nereus.stream;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 
 /**
  * Recently committed entries of the streams this instance writes, bounded by payload bytes; the oldest
  * insertions are evicted first. Entries are put only after their commit, so a hit never shows uncommitted
  * data; the caller still decides visibility with a head snapshot first. Thread-safe (one monitor).
+ *
+ * <p>A stream's commits complete in offset order, so each stream keeps its cached entries in an array ring in
+ * ascending offset order (a lookup is a binary search), and one queue holds, per cached entry, the stream it went
+ * to, in insertion order: evicting the oldest insertion is taking the first entry of that stream's ring. An entry
+ * that does not start after the stream's last cached one (a completion of an earlier session arriving late) is
+ * not cached: the cache only ever holds what it was given, and a miss reads the stream's storage.
  */
 final class TailCache {
-    private record Key(StreamId stream, long start) {
+    /** One stream's cached entries, ascending by offset, in a ring. */
+    private static final class StreamTail {
+        final StreamId stream;
+        StreamEntry[] ring = new StreamEntry[8];
+        int first;
+        int size;
+
+        StreamTail(StreamId stream) {
+            this.stream = stream;
+        }
+
+        StreamEntry at(int i) {
+            return ring[(first + i) & (ring.length - 1)];
+        }
+
+        StreamEntry last() {
+            return size == 0 ? null : at(size - 1);
+        }
+
+        void add(StreamEntry e) {
+            if (size == ring.length) {
+                StreamEntry[] grown = new StreamEntry[ring.length * 2];
+                for (int i = 0; i < size; i++) {
+                    grown[i] = at(i);
+                }
+                ring = grown;
+                first = 0;
+            }
+            ring[(first + size) & (ring.length - 1)] = e;
+            size++;
+        }
+
+        StreamEntry removeFirst() {
+            StreamEntry e = ring[first];
+            ring[first] = null;
+            first = (first + 1) & (ring.length - 1);
+            size--;
+            return e;
+        }
+
+        /** The entry containing {@code offset}, or null. */
+        StreamEntry containing(long offset) {
+            int lo = 0;
+            int hi = size - 1;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                StreamEntry e = at(mid);
+                if (e.range().end() <= offset) {
+                    lo = mid + 1;
+                } else if (e.range().start() > offset) {
+                    hi = mid - 1;
+                } else {
+                    return e;
+                }
+            }
+            return null;
+        }
     }
 
     private long maxBytes;
-    private final Map<StreamId, TreeMap<Long, StreamEntry>> byStream = new HashMap<>();
-    private final ArrayDeque<Key> order = new ArrayDeque<>();
+    private final Map<StreamId, StreamTail> byStream = new HashMap<>();
+    /** The stream of every cached entry, oldest insertion first. */
+    private final ArrayDeque<StreamTail> order = new ArrayDeque<>();
     private long bytes;
     private long hits;
     private long hitBytes;
@@ -35,12 +98,17 @@ final class TailCache {
         if (entry.payload().length > maxBytes) {
             return;
         }
-        StreamEntry previous = byStream.computeIfAbsent(stream, s -> new TreeMap<>()).put(entry.range().start(), entry);
-        if (previous != null) {
-            bytes -= previous.payload().length;
-        } else {
-            order.add(new Key(stream, entry.range().start()));
+        StreamTail t = byStream.get(stream);
+        if (t == null) {
+            t = new StreamTail(stream);
+            byStream.put(stream, t);
         }
+        StreamEntry last = t.last();
+        if (last != null && entry.range().start() < last.range().end()) {
+            return;
+        }
+        t.add(entry);
+        order.addLast(t);
         bytes += entry.payload().length;
         inserted++;
         evictOverflow();
@@ -48,27 +116,24 @@ final class TailCache {
 
     private void evictOverflow() {
         while (bytes > maxBytes && !order.isEmpty()) {
-            Key k = order.poll();
-            TreeMap<Long, StreamEntry> m = byStream.get(k.stream());
-            StreamEntry gone = m == null ? null : m.remove(k.start());
-            if (gone != null) {
-                bytes -= gone.payload().length;
-                evicted++;
-                if (m.isEmpty()) {
-                    byStream.remove(k.stream());
-                }
+            StreamTail t = order.pollFirst();
+            StreamEntry gone = t.removeFirst();
+            bytes -= gone.payload().length;
+            evicted++;
+            if (t.size == 0) {
+                byStream.remove(t.stream);
             }
         }
     }
 
     /** The cached entry containing {@code offset}, if any. */
     synchronized Optional<StreamEntry> get(StreamId stream, long offset) {
-        TreeMap<Long, StreamEntry> m = byStream.get(stream);
-        Map.Entry<Long, StreamEntry> e = m == null ? null : m.floorEntry(offset);
-        if (e != null && e.getValue().range().contains(offset)) {
+        StreamTail t = byStream.get(stream);
+        StreamEntry e = t == null ? null : t.containing(offset);
+        if (e != null) {
             hits++;
-            hitBytes += e.getValue().payload().length;
-            return Optional.of(e.getValue());
+            hitBytes += e.payload().length;
+            return Optional.of(e);
         }
         misses++;
         return Optional.empty();
@@ -90,9 +155,14 @@ final class TailCache {
     }
 
     synchronized void invalidate(StreamId stream) {
-        TreeMap<Long, StreamEntry> m = byStream.remove(stream);
-        if (m != null) {
-            m.values().forEach(e -> bytes -= e.payload().length);
+        StreamTail t = byStream.remove(stream);
+        if (t != null) {
+            for (int i = 0; i < t.size; i++) {
+                bytes -= t.at(i).payload().length;
+            }
+            order.removeIf(o -> o == t);
+            Arrays.fill(t.ring, null);
+            t.size = 0;
         }
     }
 
@@ -101,7 +171,7 @@ final class TailCache {
     }
 
     synchronized TailCacheStats stats() {
-        int entries = byStream.values().stream().mapToInt(TreeMap::size).sum();
+        int entries = order.size();
         return new TailCacheStats(maxBytes, bytes, entries, hits, hitBytes, misses, inserted, evicted);
     }
 }

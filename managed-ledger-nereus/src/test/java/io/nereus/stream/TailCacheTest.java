@@ -1,0 +1,112 @@
+package io.nereus.stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.StreamId;
+import org.junit.jupiter.api.Test;
+
+class TailCacheTest {
+    private static final StreamId A = StreamId.of(1);
+    private static final StreamId B = StreamId.of(2);
+
+    private static StreamEntry entry(long start, long records, int bytes) {
+        return new StreamEntry(OffsetRange.of(start, start + records), new byte[bytes]);
+    }
+
+    @Test
+    void findsTheEntryContainingAnOffset_acrossManyEntriesOfAStream() {
+        TailCache cache = new TailCache(1 << 20);
+        for (int i = 0; i < 100; i++) {
+            cache.put(A, entry(3L * i, 3, 10)); // entries of 3 records each: [0,3), [3,6), ...
+        }
+        for (long o = 0; o < 300; o++) {
+            StreamEntry e = cache.get(A, o).orElseThrow();
+            assertThat(e.range().contains(o)).isTrue();
+            assertThat(e.range().start()).isEqualTo(o / 3 * 3);
+        }
+        assertThat(cache.get(A, 300)).isEmpty();
+        assertThat(cache.get(B, 0)).isEmpty();
+        TailCacheStats s = cache.stats();
+        assertThat(s.entries()).isEqualTo(100);
+        assertThat(s.bytes()).isEqualTo(1000);
+        assertThat(s.hits()).isEqualTo(300);
+        assertThat(s.misses()).isEqualTo(2);
+    }
+
+    @Test
+    void evictsTheOldestInsertionsFirst_whicheverStreamTheyBelongTo() {
+        TailCache cache = new TailCache(100);
+        cache.put(A, entry(0, 1, 40));
+        cache.put(B, entry(0, 1, 40));
+        cache.put(A, entry(1, 1, 40)); // 120 bytes: A's first entry goes
+        assertThat(cache.get(A, 0)).isEmpty();
+        assertThat(cache.get(B, 0)).isPresent();
+        assertThat(cache.get(A, 1)).isPresent();
+        cache.put(A, entry(2, 1, 40)); // B's entry goes
+        assertThat(cache.get(B, 0)).isEmpty();
+        assertThat(cache.bytes()).isEqualTo(80);
+        assertThat(cache.stats().evicted()).isEqualTo(2);
+        // B's ring emptied and is gone; a new entry of B starts a new one
+        cache.put(B, entry(1, 1, 10));
+        assertThat(cache.get(B, 1)).isPresent();
+    }
+
+    @Test
+    void ringWrapsAndGrows_keepingOffsetOrder() {
+        TailCache cache = new TailCache(50 * 10);
+        for (int i = 0; i < 1_000; i++) {
+            cache.put(A, entry(i, 1, 10)); // the ring holds the last 50, wrapping many times
+        }
+        assertThat(cache.get(A, 949)).isEmpty();
+        for (long o = 950; o < 1_000; o++) {
+            assertThat(cache.get(A, o).orElseThrow().range().start()).isEqualTo(o);
+        }
+        cache.resize(2_000); // room for 200: the ring grows past its size while wrapped
+        for (int i = 1_000; i < 1_150; i++) {
+            cache.put(A, entry(i, 1, 10));
+        }
+        for (long o = 950; o < 1_150; o++) {
+            assertThat(cache.get(A, o).orElseThrow().range().start()).isEqualTo(o);
+        }
+        assertThat(cache.stats().entries()).isEqualTo(200);
+    }
+
+    @Test
+    void anEntryNotAfterTheStreamsLastOne_isNotCached() {
+        TailCache cache = new TailCache(1_000);
+        cache.put(A, entry(10, 5, 10));
+        cache.put(A, entry(5, 5, 10)); // a late completion of an earlier session
+        cache.put(A, entry(12, 5, 10)); // overlaps the last one
+        assertThat(cache.get(A, 5)).isEmpty();
+        assertThat(cache.get(A, 16)).isEmpty();
+        assertThat(cache.get(A, 12).orElseThrow().range().start()).isEqualTo(10);
+        assertThat(cache.bytes()).isEqualTo(10);
+        assertThat(cache.stats().inserted()).isEqualTo(1);
+    }
+
+    @Test
+    void invalidateAndShrinking_keepTheByteCountExact() {
+        TailCache cache = new TailCache(1_000);
+        for (int i = 0; i < 10; i++) {
+            cache.put(A, entry(i, 1, 10));
+            cache.put(B, entry(i, 1, 20));
+        }
+        assertThat(cache.bytes()).isEqualTo(300);
+        cache.invalidate(A);
+        assertThat(cache.bytes()).isEqualTo(200);
+        assertThat(cache.get(A, 3)).isEmpty();
+        assertThat(cache.stats().entries()).isEqualTo(10);
+        cache.resize(100); // B's five oldest go
+        assertThat(cache.bytes()).isEqualTo(100);
+        assertThat(cache.get(B, 4)).isEmpty();
+        assertThat(cache.get(B, 5)).isPresent();
+        cache.put(A, entry(0, 1, 10)); // a stream invalidated starts afresh; 110 bytes: B's oldest goes
+        assertThat(cache.get(A, 0)).isPresent();
+        assertThat(cache.get(B, 5)).isEmpty();
+        assertThat(cache.bytes()).isEqualTo(90);
+        cache.put(B, entry(100, 1, 200)); // larger than the whole cache: not kept
+        assertThat(cache.bytes()).isEqualTo(90);
+    }
+}
