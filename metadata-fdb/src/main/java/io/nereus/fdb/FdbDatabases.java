@@ -5,6 +5,7 @@ import com.apple.foundationdb.FDB;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -29,12 +30,23 @@ public final class FdbDatabases {
      * @throws IllegalStateException    when a cluster file is given but the native client cannot be loaded
      */
     public static Database open(Optional<Path> clusterFile, Optional<Path> embeddedDir) {
+        return open(clusterFile, embeddedDir, Duration.ZERO);
+    }
+
+    /**
+     * As {@link #open(Optional, Optional)}, with the embedded engine's sync interval
+     * ({@link EmbeddedFdb.Builder#syncInterval}: zero fsyncs every commit group before acknowledging it); a real
+     * cluster ignores it and keeps its own durability.
+     */
+    public static Database open(Optional<Path> clusterFile, Optional<Path> embeddedDir, Duration embeddedSyncInterval) {
         Objects.requireNonNull(clusterFile, "clusterFile");
         Objects.requireNonNull(embeddedDir, "embeddedDir");
+        Objects.requireNonNull(embeddedSyncInterval, "embeddedSyncInterval");
         if (clusterFile.isPresent()) {
             return openCluster(clusterFile.get());
         }
-        return embeddedDir.map(EmbeddedFdb::open).orElseGet(EmbeddedFdb::inMemory);
+        return embeddedDir.<Database>map(dir -> EmbeddedFdb.builder().directory(dir).syncInterval(embeddedSyncInterval)
+                .build()).orElseGet(EmbeddedFdb::inMemory);
     }
 
     /** Opens a real FoundationDB cluster through the native client. */

@@ -7,6 +7,7 @@ import com.apple.foundationdb.directory.DirectoryLayer;
 import io.nereus.fdb.FdbDatabases;
 import io.nereus.metadata.codec.FormatVersion;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -73,10 +74,19 @@ public final class MetadataStore implements AutoCloseable {
      */
     public static CompletableFuture<MetadataStore> open(Optional<Path> clusterFile, Optional<Path> embeddedDir,
             List<String> directoryPath, Executor executor) {
+        return open(clusterFile, embeddedDir, Duration.ZERO, directoryPath, executor);
+    }
+
+    /**
+     * As {@link #open(Optional, Optional, List, Executor)}, with the embedded engine's sync interval
+     * ({@link FdbDatabases#open(Optional, Optional, Duration)}).
+     */
+    public static CompletableFuture<MetadataStore> open(Optional<Path> clusterFile, Optional<Path> embeddedDir,
+            Duration embeddedSyncInterval, List<String> directoryPath, Executor executor) {
         return guard(() -> {
             List<String> path = List.copyOf(directoryPath);
             Objects.requireNonNull(executor, "executor");
-            Database db = FdbDatabases.open(clusterFile, embeddedDir);
+            Database db = FdbDatabases.open(clusterFile, embeddedDir, embeddedSyncInterval);
             CompletableFuture<MetadataStore> opened;
             try {
                 opened = DirectoryLayer.getDefault().createOrOpen(db, path)

@@ -73,10 +73,30 @@ final class AppendQueue {
      * (flusher thread only).
      */
     ArrayList<Pending> take(ArrayList<Pending> empty) {
+        return take(empty, 0);
+    }
+
+    /**
+     * As {@link #take(ArrayList)}, but waiting at most {@code timeoutNanos} ({@code 0}: without limit): returns
+     * {@code empty} itself, still empty, when the time passed with nothing queued.
+     */
+    ArrayList<Pending> take(ArrayList<Pending> empty, long timeoutNanos) {
         lock.lock();
         try {
+            long remaining = timeoutNanos;
             while (queue.isEmpty() && !closing) {
-                queued.awaitUninterruptibly();
+                if (timeoutNanos <= 0) {
+                    queued.awaitUninterruptibly();
+                } else if (remaining <= 0) {
+                    return empty;
+                } else {
+                    try {
+                        remaining = queued.awaitNanos(remaining);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return empty;
+                    }
+                }
             }
             if (queue.isEmpty()) {
                 return null; // closing, and everything queued has been handled

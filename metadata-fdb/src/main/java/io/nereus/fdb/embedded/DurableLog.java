@@ -152,7 +152,20 @@ final class DurableLog implements AutoCloseable {
             if (lock == null) {
                 throw new IOException("the durable log in " + dir + " is already open");
             }
-            DurableLog log = new DurableLog(dir, options, lockChannel, DurableLogRecovery.run(dir, sink));
+            DurableLogRecovery.Result recovered = DurableLogRecovery.run(dir, sink);
+            try {
+                if (options.syncsEveryGroup()) {
+                    SyncMark.delete(dir); // every group is fsynced from now on; a mark would only understate that
+                } else {
+                    DurableLogRecovery.Segment last = recovered.segments().get(recovered.segments().size() - 1);
+                    recovered.active().force(false); // what the last process wrote but had not yet fsynced
+                    SyncMark.write(dir, last.firstVersion(), last.size());
+                }
+            } catch (IOException | RuntimeException e) {
+                recovered.active().close();
+                throw e;
+            }
+            DurableLog log = new DurableLog(dir, options, lockChannel, recovered);
             log.flusher.start();
             return log;
         } catch (IOException | RuntimeException | Error e) {

@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,7 +53,10 @@ final class DurableLogRecovery {
             for (Path file : files) {
                 String name = file.getFileName().toString();
                 long v;
-                if (DurableLogFormat.isTempName(name)) {
+                if (name.equals(SyncMark.FILE)) {
+                    continue;
+                }
+                if (DurableLogFormat.isTempName(name) || name.equals(SyncMark.TMP)) {
                     LOG.info("Deleting leftover temporary file {} of the durable log", file);
                     Files.delete(file);
                     deleted = true;
@@ -83,6 +87,7 @@ final class DurableLogRecovery {
             keepFrom++;
         }
 
+        Optional<SyncMark.Mark> mark = SyncMark.read(dir);
         List<Segment> segments = new ArrayList<>();
         FileChannel active = null;
         long last = snapshotVersion;
@@ -101,7 +106,8 @@ final class DurableLogRecovery {
                         ? new StandardOpenOption[] {StandardOpenOption.READ, StandardOpenOption.WRITE}
                         : new StandardOpenOption[] {StandardOpenOption.READ});
                 try {
-                    Replay r = replay(ch, file, first, isLast, last, snapshotVersion, sink);
+                    Replay r = replay(ch, file, first, isLast, isLast ? syncedLength(mark, first) : Long.MAX_VALUE,
+                            last, snapshotVersion, sink);
                     last = r.lastVersion;
                     records += r.records;
                     segments.add(new Segment(file, first, r.validEnd));
@@ -150,12 +156,25 @@ final class DurableLogRecovery {
     private record Replay(long validEnd, long lastVersion, long records) { }
 
     /**
+     * How much of the last segment (first version {@code first}) was fsynced by a log acknowledging before fsync:
+     * the mark's length when it names this segment, only the header when it names an earlier one (this segment
+     * was created after the last fsync). Without a mark (a log fsyncing every group) the whole file counts as
+     * synced.
+     */
+    private static long syncedLength(Optional<SyncMark.Mark> mark, long first) {
+        if (mark.isEmpty() || mark.get().segmentFirstVersion() > first) {
+            return Long.MAX_VALUE;
+        }
+        return mark.get().segmentFirstVersion() == first ? mark.get().syncedLength() : SEGMENT_HEADER_BYTES;
+    }
+
+    /**
      * Replays one segment: records with a version above {@code snapshotVersion} go to {@code sink}. A damaged
      * record is a torn write only when the segment is the last one and no valid record follows it anywhere in the
      * file; then the file is truncated before it. Anything else damaged is a {@link CorruptLogException}.
      */
-    private static Replay replay(FileChannel ch, Path file, long first, boolean isLast, long previousVersion,
-                                 long snapshotVersion, RecoverySink sink) throws IOException {
+    private static Replay replay(FileChannel ch, Path file, long first, boolean isLast, long syncedLength,
+                                 long previousVersion, long snapshotVersion, RecoverySink sink) throws IOException {
         long size = ch.size();
         InputStream in = new BufferedInputStream(Channels.newInputStream(ch), 1 << 16); // not closed: owns ch
         byte[] header = new byte[SEGMENT_HEADER_BYTES];
@@ -192,6 +211,15 @@ final class DurableLogRecovery {
             if (problem != null) {
                 if (!isLast) {
                     throw new CorruptLogException(file, pos, problem + " in a segment that is not the last");
+                }
+                if (pos >= syncedLength) {
+                    LOG.warn("Dropping the unsynced end of {}: {} at byte offset {}, past the {} bytes fsynced last; "
+                            + "truncating {} bytes. The log acknowledged commits before fsyncing them "
+                            + "(nereusEmbeddedFdbSyncIntervalMillis > 0), and an operating system crash or power loss "
+                            + "lost part of what it had written since", file, problem, pos, syncedLength, size - pos);
+                    ch.truncate(pos);
+                    ch.force(true);
+                    break;
                 }
                 long next = DurableLogFormat.findValidRecord(ch, pos + 1, size);
                 if (next >= 0) {

@@ -6,7 +6,8 @@ import java.nio.file.Path;
 
 /**
  * Connects the engine to its {@link DurableLog} in a directory: recovery replays the newest snapshot and the
- * log into the engine, then every commit is appended to the log and becomes visible once fsynced; the
+ * log into the engine, then every commit is appended to the log and becomes visible once durable as the options
+ * say (fsynced, or written to the OS with a sync interval); the
  * engine serves the log's compaction snapshots.
  */
 final class DurableStorage {
@@ -19,10 +20,10 @@ final class DurableStorage {
      * @throws UncheckedIOException when the directory cannot be used or holds damaged data (a
      *                              {@link CorruptLogException} naming the file and offset is the cause)
      */
-    static AutoCloseable open(Path dir, long compactionThresholdBytes, EmbeddedEngine engine) {
+    static AutoCloseable open(Path dir, DurableLogOptions options, EmbeddedEngine engine) {
         DurableLog log;
         try {
-            log = DurableLog.open(dir, new DurableLogOptions(compactionThresholdBytes), new RecoverySink() {
+            log = DurableLog.open(dir, options, new RecoverySink() {
                 @Override
                 public void loadSnapshotEntry(byte[] key, byte[] value) {
                     engine.loadRecovered(key, value);

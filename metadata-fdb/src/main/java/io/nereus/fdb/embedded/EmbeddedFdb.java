@@ -50,7 +50,10 @@ import java.util.function.Function;
  * <p><b>Durability.</b> {@link #inMemory()} keeps everything in memory. {@link #open(Path)} keeps a durable
  * log in a directory: a commit completes only once its effects are fsynced (concurrent commits share one
  * fsync), reopening restores exactly the committed state, a torn final record is dropped, and any other
- * damage refuses to open with the file and offset named.
+ * damage refuses to open with the file and offset named. With {@link Builder#syncInterval} above zero a commit
+ * completes once its effects are written to the operating system (a crash of the process loses nothing; an OS
+ * crash or power loss may lose the commits of the last interval, and reopening then drops the damaged end of the
+ * log past the last fsync).
  *
  * <p><b>What it does not reproduce.</b> A single node never loses track of a commit, so 1021
  * {@code commit_unknown_result} and other cluster failures only happen through
@@ -97,6 +100,7 @@ public final class EmbeddedFdb implements Database {
         private Clock clock = Clock.systemUTC();
         private Executor executor;
         private long compactionThresholdBytes = 64L << 20;
+        private Duration syncInterval = Duration.ZERO;
 
         private Builder() {
         }
@@ -140,6 +144,21 @@ public final class EmbeddedFdb implements Database {
             return this;
         }
 
+        /**
+         * How a durable database makes commits durable. Zero (the default): a commit is acknowledged only once it is
+         * fsynced, with every commit that arrived meanwhile (group commit). Above zero: a commit is acknowledged
+         * once written to the operating system, so it survives a crash of the process but an OS crash or power
+         * loss may lose the commits of the last {@code interval}; the log is fsynced at least that often. Match it
+         * to the durability of the data the metadata describes.
+         */
+        public Builder syncInterval(Duration interval) {
+            if (interval.isNegative()) {
+                throw new IllegalArgumentException("syncInterval must be >= 0, was " + interval);
+            }
+            this.syncInterval = interval;
+            return this;
+        }
+
         public EmbeddedFdb build() {
             return new EmbeddedFdb(this);
         }
@@ -168,7 +187,7 @@ public final class EmbeddedFdb implements Database {
         AutoCloseable opened = null;
         try {
             opened = b.directory == null ? startInMemory() : DurableStorage.open(b.directory,
-                    b.compactionThresholdBytes, engine);
+                    new DurableLogOptions(b.compactionThresholdBytes, b.syncInterval), engine);
         } catch (RuntimeException e) {
             shutdownThreads();
             throw e;

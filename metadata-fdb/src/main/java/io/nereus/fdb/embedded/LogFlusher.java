@@ -17,7 +17,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The group commit of a {@link DurableLog} (see "Appending" there): a daemon thread,
  * {@code nereus-durable-log-flusher}, takes every record queued in the {@link AppendQueue}, encodes them into one
- * buffer, writes them to the active segment, fsyncs once and completes their futures in version order. Before a
+ * buffer, writes them to the active segment, fsyncs once and completes their futures in version order (with a
+ * sync interval above zero: completes them once written and fsyncs when the interval has passed, at the next batch
+ * or when the queue stays empty that long, before a roll and before closing). Before a
  * batch it rolls to a new segment when the log not covered by a snapshot has outgrown the compaction threshold,
  * and hands the old segments to the {@link LogCompactor}. The first failure of a write, an fsync or a roll kills
  * the log: the batch and every later append fail with it.
@@ -46,6 +48,9 @@ final class LogFlusher {
     private FileChannel active;
     private long lastWrittenVersion;
     private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(1 << 16);
+    /** Records were written since the last fsync (a sync interval above zero). */
+    private boolean unsynced;
+    private long lastSyncNanos = System.nanoTime();
     private final CRC32C crc = new CRC32C();
 
     /**
@@ -139,9 +144,14 @@ final class LogFlusher {
     private void drainUntilClosed() {
         ArrayList<AppendQueue.Pending> batch = new ArrayList<>();
         while (true) {
-            ArrayList<AppendQueue.Pending> taken = queue.take(batch);
+            ArrayList<AppendQueue.Pending> taken = queue.take(batch, unsynced ? syncDueInNanos() : 0);
             if (taken == null) {
+                syncAtEnd();
                 return; // closing, and everything queued has been handled
+            }
+            if (taken.isEmpty()) { // the sync interval passed with nothing queued
+                syncQuietly();
+                continue;
             }
             batch = taken;
             IOException dead = queue.failure();
@@ -192,9 +202,54 @@ final class LogFlusher {
         }
         writeOut(buf.flip());
         segments.activeGrew(total);
+        lastWrittenVersion = batch.get(batch.size() - 1).record().version();
+        if (options.syncsEveryGroup() || syncDueInNanos() <= 0) {
+            sync();
+        } else {
+            unsynced = true;
+        }
+    }
+
+    /** Nanoseconds until the written records must be fsynced (a sync interval above zero). */
+    private long syncDueInNanos() {
+        return Math.max(0, lastSyncNanos + options.syncInterval().toNanos() - System.nanoTime());
+    }
+
+    /**
+     * Fsyncs the active segment; with a sync interval above zero then records how much of it is on disk
+     * ({@link SyncMark}), for recovery after an OS crash.
+     */
+    private void sync() throws IOException {
         active.force(false);
         fsyncs.incrementAndGet();
-        lastWrittenVersion = batch.get(batch.size() - 1).record().version();
+        lastSyncNanos = System.nanoTime();
+        unsynced = false;
+        if (!options.syncsEveryGroup()) {
+            SyncMark.write(dir, segments.activeFirstVersion(), segments.activeBytes());
+        }
+    }
+
+    /** A sync on the interval, outside any batch: a failure kills the log like a failed write. */
+    private void syncQuietly() {
+        if (queue.failure() != null) {
+            unsynced = false;
+            return;
+        }
+        try {
+            sync();
+        } catch (IOException | RuntimeException e) {
+            IOException dead = e instanceof IOException io ? io : new IOException("durable log fsync failed", e);
+            queue.fail(dead);
+            unsynced = false;
+            LOG.error("Durable log fsync failed in {}; the log is dead and every further append fails", dir, e);
+        }
+    }
+
+    /** Written but unsynced records are fsynced before the log closes. */
+    private void syncAtEnd() {
+        if (unsynced) {
+            syncQuietly();
+        }
     }
 
     /** Writes all of {@code buf}; heap buffers in slices, so the JDK's cached temporary direct buffer stays small. */
@@ -216,6 +271,9 @@ final class LogFlusher {
         if (current <= SEGMENT_HEADER_BYTES || current < threshold / 2 || compactor.isRunning()
                 || segments.totalBytes() < threshold) {
             return;
+        }
+        if (unsynced) {
+            sync(); // a segment before the last is always wholly on disk: recovery refuses damage there
         }
         long first = lastWrittenVersion + 1;
         FileChannel next = segments.roll(first);

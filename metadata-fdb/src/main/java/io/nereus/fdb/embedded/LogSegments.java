@@ -67,6 +67,11 @@ final class LogSegments {
         return active().size;
     }
 
+    /** The first version of the active segment (its name). */
+    long activeFirstVersion() {
+        return active().firstVersion;
+    }
+
     /** The flusher wrote {@code bytes} more to the active segment (flusher thread only). */
     void activeGrew(long bytes) {
         active().size += bytes;
