@@ -89,7 +89,7 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             BookKeeper bk = bkClass.getBookKeeperClient();
             metadataExecutor = Executors.newFixedThreadPool(2, daemon("nereus-metadata"));
             metadataOpened = MetadataStore.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()),
-                    config.metadataDirectory(), metadataExecutor);
+                    config.embeddedFdbSyncInterval(), config.metadataDirectory(), metadataExecutor);
             MetadataStore metadata = metadataOpened.get(30, TimeUnit.SECONDS);
             objectsOpened = ObjectStores.open(config.objectStore());
             ObjectStore objects = opened(objectsOpened, config.objectStore());
@@ -102,7 +102,10 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             nereusClass = new NereusStorageClass(factory, bkClass);
             LOG.info("Nereus storage started: writer={} metadataRoot={} fdb={} objects={}", writerId,
                     config.metadataRoot(),
-                    config.fdbClusterFile().map(Object::toString).orElse("embedded at " + config.embeddedFdbDir()),
+                    config.fdbClusterFile().map(Object::toString).orElse("embedded at " + config.embeddedFdbDir()
+                            + (config.embeddedFdbSyncInterval().isZero() ? " (fsync before every acknowledgement)"
+                            : " (acknowledged once written, fsynced every " + config.embeddedFdbSyncInterval().toMillis()
+                            + " ms)")),
                     config.objectStore());
         } catch (Exception e) {
             closeQuietly();

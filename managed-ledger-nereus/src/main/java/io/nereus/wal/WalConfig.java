@@ -7,7 +7,8 @@ import java.util.Objects;
  * Settings of the WAL writer; immutable and validated.
  *
  * @param flushBytes         seal the open batch once its payload reaches this many bytes
- * @param flushDelay         seal a non-empty open batch at the latest this long after its first entry
+ * @param flushDelay         seal a non-empty open batch this long after its first entry while the WAL is busy (an
+ *                           idle WAL seals it at once, a busy one also when it drains; see {@link WalWriter})
  * @param maxBatchBytes      largest batch payload; an append larger than this is refused
  * @param maxInFlightBatches batches written to BookKeeper but not yet acknowledged, at most
  * @param sliceMaxBytes      roll over to a new slice (ledger) after this many bytes
@@ -26,6 +27,9 @@ import java.util.Objects;
  *                            may recover (fence and seal) its open slices; renewed every third of it; at least 3 ms
  * @param recoveryInterval    how often this instance looks for slices abandoned by writers that are gone (and
  *                            recovers them); {@code > 0}
+ * @param flushWhenIdle       seal a batch at once when its first entry finds nothing being written or committed, and
+ *                            when the pipeline drains (group commit); false: a batch waits for {@code flushBytes}
+ *                            or {@code flushDelay} (fewer, larger BookKeeper entries under light load)
  */
 public record WalConfig(
         int flushBytes,
@@ -41,7 +45,8 @@ public record WalConfig(
         int maxCoalescedBatches,
         int maxCoalescedAppends,
         Duration writerLease,
-        Duration recoveryInterval) {
+        Duration recoveryInterval,
+        boolean flushWhenIdle) {
 
     /** Upper bounds of the coalescing settings, keeping a commit transaction far below 10 MB and 5 s. */
     public static final int MAX_COALESCED_BATCHES_LIMIT = 64;
@@ -87,12 +92,12 @@ public record WalConfig(
     }
 
     /**
-     * Defaults: 256 KiB or 2 ms per batch, 4 MiB batches, 8 in flight, 1 GiB or 1 h slices, quorums 2/2/2, up to
+     * Defaults: 256 KiB or 2 ms per batch (at once when the WAL is idle), 4 MiB batches, 8 in flight, 1 GiB or 1 h slices, quorums 2/2/2, up to
      * 8 batches and 4,096 stream appends per metadata commit, a 30 s writer lease, recovery every 10 s.
      */
     public static WalConfig defaults() {
         return new WalConfig(256 * 1024, Duration.ofMillis(2), 4 * 1024 * 1024, 8, 1L << 30, Duration.ofHours(1),
-                2, 2, 2, new byte[0], 8, 4096, Duration.ofSeconds(30), Duration.ofSeconds(10));
+                2, 2, 2, new byte[0], 8, 4096, Duration.ofSeconds(30), Duration.ofSeconds(10), true);
     }
 
     /** How often the writer renews its lease: a third of {@link #writerLease}. */
@@ -103,29 +108,36 @@ public record WalConfig(
     public WalConfig withQuorums(int ensemble, int write, int ack) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
                 ensemble, write, ack, password, maxCoalescedBatches, maxCoalescedAppends,
-                writerLease, recoveryInterval);
+                writerLease, recoveryInterval, flushWhenIdle);
     }
 
     public WalConfig withSlice(long maxBytes, Duration maxAge) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, maxBytes, maxAge,
                 ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,
-                writerLease, recoveryInterval);
+                writerLease, recoveryInterval, flushWhenIdle);
     }
 
     public WalConfig withFlush(int bytes, Duration delay) {
         return new WalConfig(bytes, delay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
                 ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,
-                writerLease, recoveryInterval);
+                writerLease, recoveryInterval, flushWhenIdle);
     }
 
     public WalConfig withCoalescing(int maxBatches, int maxAppends) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
-                ensembleSize, writeQuorum, ackQuorum, password, maxBatches, maxAppends, writerLease, recoveryInterval);
+                ensembleSize, writeQuorum, ackQuorum, password, maxBatches, maxAppends, writerLease, recoveryInterval, flushWhenIdle);
     }
 
     public WalConfig withRecovery(Duration lease, Duration interval) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
-                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends, lease, interval);
+                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends, lease, interval,
+                flushWhenIdle);
+    }
+
+    public WalConfig withFlushWhenIdle(boolean cutWhenIdle) {
+        return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
+                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,
+                writerLease, recoveryInterval, cutWhenIdle);
     }
 
     private static void positive(long v, String name) {

@@ -121,6 +121,37 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         return f == OpenBatch.Flush.LOOK_AGAIN;
     }
 
+    /**
+     * Open batch {@code number} got its first entry: when nothing is being written or committed (the pipeline is
+     * drained) nobody would fill the batch while it waits, so it is cut at once. Returns whether its flush delay
+     * must be scheduled (it was not cut).
+     */
+    boolean batchStarted(long number) {
+        takeCuts();
+        if (closed || !config.flushWhenIdle() || !drained()) {
+            return true;
+        }
+        if (openBatch.flush(number, true) == OpenBatch.Flush.CUT) {
+            takeCuts();
+        }
+        return false;
+    }
+
+    /**
+     * Nothing waits for BookKeeper or for a commit: the next append would find the WAL idle. This is the group
+     * commit's trigger: the open batch filled while the pipeline was busy is cut the moment it drains.
+     */
+    private boolean drained() {
+        return ready.isEmpty() && inFlight == 0 && uncommitted.isEmpty() && !committing;
+    }
+
+    private void cutIfDrained() {
+        if (!closed && config.flushWhenIdle() && drained()) {
+            openBatch.cut();
+            takeCuts();
+        }
+    }
+
     /** {@code done} completes once every batch below sequence {@code below} has finished its commit. */
     void barrier(long below, CompletableFuture<Void> done) {
         takeCuts();
@@ -200,6 +231,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
             batch.writeFailed(BKException.create(rc));
         }
         commitNext();
+        cutIfDrained();
         terminateIfIdle();
     }
 
@@ -271,6 +303,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
                 committing = false;
                 finished(group);
                 commitNext();
+                cutIfDrained();
                 terminateIfIdle();
             }));
         }

@@ -29,6 +29,13 @@ import org.slf4j.LoggerFactory;
  * age or after a write failure), and commits acknowledged batches with
  * {@link io.nereus.metadata.StreamCommitStore#commit} transactions, strictly in batch order. An append's future completes only after that commit.
  *
+ * <p>Cutting batches (group commit): an open batch is cut when its payload reaches {@link WalConfig#flushBytes},
+ * at once when it gets its first entry while nothing is being written or committed (an idle WAL makes nobody
+ * wait), the moment the pipeline drains (its last write and commit finished) if it filled meanwhile, and otherwise
+ * once {@link WalConfig#flushDelay} has passed since its first entry and no batch waits for BookKeeper. So under
+ * light load an append is written at once, and under load a batch collects what arrives during one write and
+ * commit.
+ *
  * <p>Commit coalescing: commits run one at a time. When a commit finishes and several later batches have been
  * acknowledged by BookKeeper meanwhile, the next commit takes the next batch together with the acknowledged
  * batches directly following it (consecutive, up to {@link WalConfig#maxCoalescedBatches} batches and
@@ -170,7 +177,16 @@ public final class WalWriter implements AutoCloseable {
                 throw new NereusException(ErrorCode.CLOSED, Map.of("stream", stream));
             }
             if (added.timer() != OpenBatch.Added.NO_TIMER) {
-                scheduleFlush(added.timer());
+                long number = added.timer();
+                try {
+                    submit(() -> {
+                        if (pipeline.batchStarted(number)) {
+                            scheduleFlush(number);
+                        }
+                    });
+                } catch (RejectedExecutionException e) {
+                    // the writer closed meanwhile; its owner took the open batch before it ended
+                }
             }
             if (added.cut()) {
                 try {

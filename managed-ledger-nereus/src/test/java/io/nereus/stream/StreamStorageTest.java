@@ -197,7 +197,7 @@ class StreamStorageTest {
     @Test
     void fencing_secondWriterFencesFirst_inFlightAndLaterAppendsFailFenced() {
         StreamStorage slow = storage("broker-a", StorageConfig.defaults()
-                .withWal(WAL.withFlush(1024, Duration.ofSeconds(20))));
+                .withWal(WAL.withFlush(1024, Duration.ofSeconds(20)).withFlushWhenIdle(false)));
         NereusStream a = await(slow.openStream("owned"));
         await(a.acquireWriter());
         // flushed at once because it reaches flushBytes

@@ -69,7 +69,7 @@ class WalFaultsTest {
     @Test
     void bookKeeperWriteFails_appendsOfTheBatchFail_nothingCommitted_streamsContinueAtTheirHeads() throws Exception {
         // a batch is sealed when it reaches 1 KiB; the delay is long so the test decides what shares a batch
-        StreamStorage storage = storage("broker-a", WAL.withFlush(1024, Duration.ofSeconds(20)));
+        StreamStorage storage = storage("broker-a", WAL.withFlush(1024, Duration.ofSeconds(20)).withFlushWhenIdle(false));
         NereusStream x = await(storage.openStream("x"));
         NereusStream y = await(storage.openStream("y"));
         await(x.acquireWriter());

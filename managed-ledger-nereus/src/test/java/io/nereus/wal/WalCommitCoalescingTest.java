@@ -55,9 +55,12 @@ class WalCommitCoalescingTest {
     @RegisterExtension
     static final BookKeeperCluster BK = new BookKeeperCluster();
 
-    /** A batch is sealed once it reaches 1 KiB; the delay is long so the test decides what shares a batch. */
+    /**
+     * A batch is sealed once it reaches 1 KiB; the delay is long and the idle cut off, so the test decides what
+     * shares a batch.
+     */
     private static final WalConfig WAL = WalConfig.defaults().withQuorums(1, 1, 1)
-            .withFlush(1024, Duration.ofSeconds(20)).withCoalescing(8, 4096);
+            .withFlush(1024, Duration.ofSeconds(20)).withCoalescing(8, 4096).withFlushWhenIdle(false);
     private static final Subspace ROOT = new Subspace(Tuple.from("nereus", "coalesce"));
 
     private EmbeddedFdb fdb;
@@ -132,6 +135,55 @@ class WalCommitCoalescingTest {
         assertThat(await(metadata.streams().head(s.yId)).orElseThrow().committedEnd()).isZero();
         assertThat(readAll("x")).containsExactly(s.xPayloads.toArray(new byte[0][]));
         assertThat(readAll("y")).isEmpty();
+    }
+
+    /**
+     * Group commit with the idle cut on (the default) and a 20 s flush delay that never fires here: the first
+     * append finds the WAL idle and is written at once; the appends arriving while its commit is held share one
+     * batch, written the moment that commit finishes.
+     */
+    @Test
+    void groupCommit_anIdleWalWritesAtOnce_aBusyOneCollectsUntilItDrains() {
+        WalWriter grouping = new WalWriter(bk, writerMetadata.streams(), metadata.slices(),
+                WAL.withFlush(1 << 20, Duration.ofSeconds(20)).withFlushWhenIdle(true), "broker-g", scheduler,
+                Clock.systemUTC());
+        try {
+            StreamId xId = await(metadata.catalog().openStream("gx")).streamId();
+            StreamId yId = await(metadata.catalog().openStream("gy")).streamId();
+            long ex = await(metadata.streams().acquireWriter(xId, "broker-g")).writerEpoch();
+            long ey = await(metadata.streams().acquireWriter(yId, "broker-g")).writerEpoch();
+            // the first batch also waits for the slice: let its creation and registration pass ungated
+            await(grouping.append(xId, ex, 0, List.of(new AppendEntry(filled(10, 'a'), 1)), () -> true));
+            int before = transactions.get();
+            CompletableFuture<Void> held = new CompletableFuture<>();
+            entered.set(held);
+            CompletableFuture<StreamHead> first = grouping.append(xId, ex, 1,
+                    List.of(new AppendEntry(filled(10, 'b'), 1)), () -> true);
+            await(held); // its commit started, so it was written without waiting for the flush delay
+            List<CompletableFuture<StreamHead>> during = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                during.add(grouping.append(xId, ex, 2 + i, List.of(new AppendEntry(filled(10, 'c'), 1)), () -> true));
+                during.add(grouping.append(yId, ey, i, List.of(new AppendEntry(filled(10, 'd'), 1)), () -> true));
+            }
+            assertThat(first).isNotDone();
+            assertThat(during).noneMatch(CompletableFuture::isDone);
+            gate.complete(null);
+
+            assertThat(await(first).committedEnd()).isEqualTo(2);
+            // one batch, one section per stream: each append completes with its stream's head after that batch
+            assertThat(during.stream().map(f -> await(f).committedEnd())).containsExactly(5L, 3L, 5L, 3L, 5L, 3L);
+            assertThat(transactions.get() - before).as("the held commit, then one for the batch collected meanwhile")
+                    .isEqualTo(2);
+            List<IndexRecord> xs = await(metadata.index().indexRecords(xId, ReadView.COMMITTED));
+            List<IndexRecord> ys = await(metadata.index().indexRecords(yId, ReadView.COMMITTED));
+            long collected = ((WalTarget) xs.get(2).target()).entryId();
+            assertThat(xs.stream().map(r -> ((WalTarget) r.target()).entryId()))
+                    .containsExactly(collected - 2, collected - 1, collected);
+            assertThat(ys).singleElement().satisfies(r -> assertThat(((WalTarget) r.target()).entryId())
+                    .isEqualTo(collected));
+        } finally {
+            grouping.close();
+        }
     }
 
     private record Streams(StreamId xId, StreamId yId, List<CompletableFuture<StreamHead>> x,

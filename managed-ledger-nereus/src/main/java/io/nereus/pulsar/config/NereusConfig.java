@@ -1,6 +1,7 @@
 package io.nereus.pulsar.config;
 
 import static io.nereus.pulsar.config.NereusConfigKeys.EMBEDDED_FDB_DIR;
+import static io.nereus.pulsar.config.NereusConfigKeys.EMBEDDED_FDB_SYNC_INTERVAL_MILLIS;
 import static io.nereus.pulsar.config.NereusConfigKeys.FDB_CLUSTER_FILE;
 import static io.nereus.pulsar.config.NereusConfigKeys.MATERIALIZER_ENABLED;
 import static io.nereus.pulsar.config.NereusConfigKeys.MATERIALIZER_INTERVAL_SECONDS;
@@ -30,6 +31,7 @@ import static io.nereus.pulsar.config.NereusConfigKeys.WAL_COMMIT_MAX_BATCHES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_ENSEMBLE_SIZE;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_DELAY_MICROS;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_WHEN_IDLE;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_BATCH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_IN_FLIGHT_BATCHES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_RECOVERY_INTERVAL_SECONDS;
@@ -64,13 +66,15 @@ import org.apache.pulsar.broker.ServiceConfiguration;
  *
  * @param fdbClusterFile the FoundationDB cluster file; empty: the embedded engine in {@code embeddedFdbDir}
  * @param embeddedFdbDir the embedded engine's durable directory (relative: to the broker's working directory)
+ * @param embeddedFdbSyncInterval how the embedded engine makes commits durable: zero fsyncs before acknowledging,
+ *                       above zero acknowledges once written and fsyncs at least that often
  * @param metadataRoot   the FoundationDB directory of this cluster's metadata is {@code ("nereus", metadataRoot)}
  * @param storage        the engine's settings (WAL, caches, repair budget)
  * @param objectStore    where objects are kept (the filesystem store's directory, or the S3 bucket and client
  *                       settings)
  */
-public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, String metadataRoot,
-        StorageConfig storage, ObjectStoreConfig objectStore) {
+public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, Duration embeddedFdbSyncInterval,
+        String metadataRoot, StorageConfig storage, ObjectStoreConfig objectStore) {
 
     /** First element of the FoundationDB directory path of Nereus metadata. */
     public static final String DIRECTORY_PREFIX = "nereus";
@@ -78,6 +82,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
     public NereusConfig {
         Objects.requireNonNull(fdbClusterFile, "fdbClusterFile");
         Objects.requireNonNull(embeddedFdbDir, "embeddedFdbDir");
+        Objects.requireNonNull(embeddedFdbSyncInterval, "embeddedFdbSyncInterval");
         Objects.requireNonNull(metadataRoot, "metadataRoot");
         Objects.requireNonNull(storage, "storage");
         Objects.requireNonNull(objectStore, "objectStore");
@@ -100,6 +105,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
 
         Optional<Path> clusterFile = get(FDB_CLUSTER_FILE, raw, conf).value();
         Path embeddedDir = get(EMBEDDED_FDB_DIR, raw, conf).value();
+        Duration syncInterval = Duration.ofMillis(get(EMBEDDED_FDB_SYNC_INTERVAL_MILLIS, raw, conf).value());
         String root = get(METADATA_ROOT, raw, conf).value();
 
         Setting<Integer> ensemble = get(WAL_ENSEMBLE_SIZE, raw, conf);
@@ -129,7 +135,8 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
             WalConfig wal = new WalConfig(flushBytes.value(), Duration.of(flushDelayMicros, ChronoUnit.MICROS),
                     maxBatchBytes.value(), maxInFlight, sliceMaxBytes, Duration.ofSeconds(sliceMaxAgeSeconds),
                     ensemble.value(), write.value(), ack.value(), new byte[0], commitMaxBatches, commitMaxAppends,
-                    Duration.ofSeconds(writerLeaseSeconds), Duration.ofSeconds(recoveryIntervalSeconds));
+                    Duration.ofSeconds(writerLeaseSeconds), Duration.ofSeconds(recoveryIntervalSeconds),
+                    get(WAL_FLUSH_WHEN_IDLE, raw, conf).value());
             MaterializerConfig materializer = new MaterializerConfig(get(MATERIALIZER_ENABLED, raw, conf).value(),
                     get(OBJECT_TARGET_BYTES, raw, conf).value(), get(OBJECT_BLOCK_BYTES, raw, conf).value(),
                     Duration.ofSeconds(get(MATERIALIZER_INTERVAL_SECONDS, raw, conf).value()),
@@ -143,7 +150,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, S
                     + "nereusTailCacheBytes, nereusMaterializer* and nereusObject* settings are inconsistent: "
                     + e.getMessage(), e);
         }
-        return new NereusConfig(clusterFile, embeddedDir, root, storage, objectStore(raw, conf));
+        return new NereusConfig(clusterFile, embeddedDir, syncInterval, root, storage, objectStore(raw, conf));
     }
 
     /**

@@ -44,6 +44,20 @@ public final class NereusConfigKeys {
                     + "path is resolved against the broker's working directory, like the standalone's other "
                     + "data/ directories.");
 
+    /** Largest sync interval of the embedded engine: a minute. */
+    static final long MAX_SYNC_INTERVAL_MILLIS = 60_000;
+
+    public static final ConfigKey<Long> EMBEDDED_FDB_SYNC_INTERVAL_MILLIS = new ConfigKey<>(
+            "nereusEmbeddedFdbSyncIntervalMillis", ConfigType.LONG, NereusConfigKeys::defaultSyncIntervalMillis,
+            "the broker's journalSyncData: 1000 when it is false, else 0", "0 to " + MAX_SYNC_INTERVAL_MILLIS,
+            v -> v >= 0 && v <= MAX_SYNC_INTERVAL_MILLIS,
+            "How the embedded metadata engine makes a commit durable. 0: fsynced before it is acknowledged (with "
+                    + "every commit that arrived meanwhile). Above 0: acknowledged once written to the operating "
+                    + "system, so a crash of the broker process loses nothing, and fsynced at most this many "
+                    + "milliseconds later, so an OS crash or power loss may lose the last interval's commits, as the "
+                    + "standalone's bookie with journalSyncData=false may lose the entries they point at. Match it to "
+                    + "the bookies' durability. A real FoundationDB cluster (nereusFdbClusterFile) ignores it.");
+
     public static final ConfigKey<String> METADATA_ROOT = new ConfigKey<>("nereusMetadataRoot",
             ConfigType.STRING, ServiceConfiguration::getClusterName, "the broker's clusterName",
             "1 to " + MAX_METADATA_ROOT_LENGTH + " characters, no control characters",
@@ -70,7 +84,16 @@ public final class NereusConfigKeys {
 
     public static final ConfigKey<Long> WAL_FLUSH_DELAY_MICROS = longKey("nereusWalFlushDelayMicros",
             WAL.flushDelay().toNanos() / 1_000, "0 to " + MAX_MICROS, v -> v >= 0 && v <= MAX_MICROS,
-            "A non-empty WAL batch is sealed at the latest this many microseconds after its first entry.");
+            "While the WAL is busy, a non-empty WAL batch is sealed this many microseconds after its first entry "
+                    + "(unless it filled first); a batch whose first entry finds nothing being written or committed is "
+                    + "sealed at once, and one that filled while the WAL was busy the moment it drains.");
+
+    public static final ConfigKey<Boolean> WAL_FLUSH_WHEN_IDLE = new ConfigKey<>("nereusWalFlushWhenIdle",
+            ConfigType.BOOLEAN, c -> WAL.flushWhenIdle(), Boolean.toString(WAL.flushWhenIdle()), "true or false",
+            v -> true,
+            "Group commit: a WAL batch is sealed at once when its first entry finds nothing being written or "
+                    + "committed, and when the WAL drains. false: every batch waits for nereusWalFlushBytes or "
+                    + "nereusWalFlushDelayMicros (fewer, larger BookKeeper entries under light load, higher latency).");
 
     public static final ConfigKey<Integer> WAL_MAX_BATCH_BYTES = intKey("nereusWalMaxBatchBytes",
             WAL.maxBatchBytes(), "> 0", v -> v > 0,
@@ -241,8 +264,9 @@ public final class NereusConfigKeys {
             S3_ACCESS_KEY, S3_SECRET_KEY, S3_PART_BYTES);
 
     /** Every key, in documentation order. */
-    static final List<ConfigKey<?>> ALL = List.of(FDB_CLUSTER_FILE, EMBEDDED_FDB_DIR, METADATA_ROOT,
-            WAL_ENSEMBLE_SIZE, WAL_WRITE_QUORUM, WAL_ACK_QUORUM, WAL_FLUSH_BYTES, WAL_FLUSH_DELAY_MICROS,
+    static final List<ConfigKey<?>> ALL = List.of(FDB_CLUSTER_FILE, EMBEDDED_FDB_DIR,
+            EMBEDDED_FDB_SYNC_INTERVAL_MILLIS, METADATA_ROOT,
+            WAL_ENSEMBLE_SIZE, WAL_WRITE_QUORUM, WAL_ACK_QUORUM, WAL_FLUSH_BYTES, WAL_FLUSH_DELAY_MICROS, WAL_FLUSH_WHEN_IDLE,
             WAL_MAX_BATCH_BYTES, WAL_MAX_IN_FLIGHT_BATCHES, WAL_SLICE_MAX_BYTES, WAL_SLICE_MAX_AGE_SECONDS,
             WAL_COMMIT_MAX_BATCHES, WAL_COMMIT_MAX_APPENDS, WAL_WRITER_LEASE_SECONDS, WAL_RECOVERY_INTERVAL_SECONDS,
             TAIL_CACHE_BYTES, READ_CACHED_BATCHES, READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES, OBJECT_STORE_TYPE,
@@ -266,6 +290,15 @@ public final class NereusConfigKeys {
     private static ConfigKey<Long> longKey(String name, long dflt, String allowed, Predicate<Long> valid,
             String doc) {
         return new ConfigKey<>(name, ConfigType.LONG, c -> dflt, Long.toString(dflt), allowed, valid, doc);
+    }
+
+    /**
+     * The standalone's in-process bookie takes {@code journalSyncData} from the broker's own configuration file:
+     * when it acknowledges before syncing, so may the metadata describing its entries.
+     */
+    private static long defaultSyncIntervalMillis(ServiceConfiguration c) {
+        String journalSyncData = c.getProperties().getProperty("journalSyncData");
+        return journalSyncData != null && journalSyncData.strip().equalsIgnoreCase("false") ? 1000 : 0;
     }
 
     private static boolean validRoot(String root) {

@@ -47,6 +47,7 @@ class NereusConfigTest {
 
         assertThat(c.fdbClusterFile()).isEmpty();
         assertThat(c.embeddedFdbDir()).isEqualTo(Path.of("data/nereus/metadata"));
+        assertThat(c.embeddedFdbSyncInterval()).as("no journalSyncData=false: fsync every commit").isZero();
         assertThat(c.metadataRoot()).isEqualTo("cluster-a");
         assertThat(c.metadataDirectory()).containsExactly("nereus", "cluster-a");
         assertThat(c.objectStore()).isEqualTo(ObjectStoreConfig.Filesystem.of(Path.of("data/nereus/objects")));
@@ -54,6 +55,22 @@ class NereusConfigTest {
                 conf.getManagedLedgerDefaultEnsembleSize(), conf.getManagedLedgerDefaultWriteQuorum(),
                 conf.getManagedLedgerDefaultAckQuorum()));
         assertSameStorage(c.storage(), expected);
+    }
+
+    @Test
+    void embeddedSyncInterval_followsTheStandalonesJournalSyncData_unlessSet() {
+        assertThat(NereusConfig.from(broker("journalSyncData", "false")).embeddedFdbSyncInterval())
+                .isEqualTo(Duration.ofSeconds(1));
+        assertThat(NereusConfig.from(broker("journalSyncData", " FALSE ")).embeddedFdbSyncInterval())
+                .isEqualTo(Duration.ofSeconds(1));
+        assertThat(NereusConfig.from(broker("journalSyncData", "true")).embeddedFdbSyncInterval()).isZero();
+        assertThat(NereusConfig.from(broker("journalSyncData", "false", "nereusEmbeddedFdbSyncIntervalMillis", "0"))
+                .embeddedFdbSyncInterval()).isZero();
+        assertThat(NereusConfig.from(broker("nereusEmbeddedFdbSyncIntervalMillis", "250")).embeddedFdbSyncInterval())
+                .isEqualTo(Duration.ofMillis(250));
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusEmbeddedFdbSyncIntervalMillis", "60001")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("nereusEmbeddedFdbSyncIntervalMillis=60001: must be 0 to 60000");
     }
 
     @Test
@@ -103,11 +120,14 @@ class NereusConfigTest {
                 parsed("nereusEmbeddedFdbDir", "/var/lib/nereus/meta", c -> c.embeddedFdbDir(),
                         Path.of("/var/lib/nereus/meta")),
                 parsed("nereusMetadataRoot", "prod-east", NereusConfig::metadataRoot, "prod-east"),
+                parsed("nereusEmbeddedFdbSyncIntervalMillis", "5000", NereusConfig::embeddedFdbSyncInterval,
+                        Duration.ofSeconds(5)),
                 parsed("nereusWalEnsembleSize", "4", c -> c.storage().wal().ensembleSize(), 4),
                 parsed("nereusWalFlushBytes", "65536", c -> c.storage().wal().flushBytes(), 65536),
                 parsed("nereusWalFlushDelayMicros", "500", c -> c.storage().wal().flushDelay(),
                         Duration.ofNanos(500_000)),
                 parsed("nereusWalFlushDelayMicros", "0", c -> c.storage().wal().flushDelay(), Duration.ZERO),
+                parsed("nereusWalFlushWhenIdle", "false", c -> c.storage().wal().flushWhenIdle(), false),
                 parsed("nereusWalMaxBatchBytes", "1048576", c -> c.storage().wal().maxBatchBytes(), 1048576),
                 parsed("nereusWalMaxInFlightBatches", "3", c -> c.storage().wal().maxInFlightBatches(), 3),
                 parsed("nereusWalSliceMaxBytes", "10737418240", c -> c.storage().wal().sliceMaxBytes(),
@@ -460,7 +480,7 @@ class NereusConfigTest {
         List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
 
         assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
-        assertThat(names).hasSize(37);
+        assertThat(names).hasSize(39);
         assertThat(NereusConfig.keys()).allSatisfy(k -> {
             assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
             assertThat(k.allowed()).as(k.name()).isNotBlank();
@@ -477,7 +497,7 @@ class NereusConfigTest {
 
     @Test
     void record_blankMetadataRoot_refused() {
-        assertThatThrownBy(() -> new NereusConfig(Optional.empty(), Path.of("d"), " ", StorageConfig.defaults(),
+        assertThatThrownBy(() -> new NereusConfig(Optional.empty(), Path.of("d"), Duration.ZERO, " ", StorageConfig.defaults(),
                 ObjectStoreConfig.Filesystem.of(Path.of("o"))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("metadataRoot");
