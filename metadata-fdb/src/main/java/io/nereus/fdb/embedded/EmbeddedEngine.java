@@ -31,7 +31,10 @@ import java.util.function.Function;
  * durable log. Fsyncs happen outside the critical section, so commits arriving during one are grouped into
  * the next.
  *
- * <p><b>Conflict history.</b> The {@link ConflictHistory} only has to answer for transactions that can still
+ * <p><b>Conflict history.</b> A write conflict range of exactly one key the commit mutated is remembered in that
+ * key's slot of the {@link VersionedStore} (a hash lookup to record and to check, no ordered structure); every
+ * other write range goes to the {@link ConflictHistory}, a step function over the key space. The history only has
+ * to answer for transactions that can still
  * commit, so it forgets versions at or below the oldest read version a live transaction holds (a
  * {@link ReadPin}, taken with the read version and released when the attempt ends), not only those older
  * than the MVCC window: with many short transactions it stays the size of the last few commits instead of
@@ -252,12 +255,12 @@ final class EmbeddedEngine {
             if (version - readVersion > windowVersions || readVersion < prunedBelow) {
                 throw new EmbeddedFdbException(FdbErrors.TRANSACTION_TOO_OLD);
             }
-            if (readVersion < historyCutoff || history.conflicts(request.reads(), readVersion)) {
+            if (readVersion < historyCutoff || conflicts(request.reads(), readVersion)) {
                 throw new EmbeddedFdbException(FdbErrors.NOT_COMMITTED);
             }
             effects = request.writeMap().effects(store::latest, versionstamp(version));
             apply(version, effects);
-            history.record(request.writes(), version);
+            recordWrites(request.writes(), version);
             lastCommitVersion = version;
             prune(version);
             if (durability == null) {
@@ -295,6 +298,40 @@ final class EmbeddedEngine {
             return CompletableFuture.failedFuture(new EmbeddedFdbException(FdbErrors.COMMIT_UNKNOWN_RESULT));
         }
         return CompletableFuture.completedFuture(version);
+    }
+
+    /**
+     * Whether a commit after {@code readVersion} wrote into any of {@code reads}: the point writes the store's keys
+     * remember, then the ranges in the conflict history.
+     */
+    private boolean conflicts(List<KeyRange> reads, long readVersion) {
+        for (KeyRange r : reads) {
+            if (r.isPoint() ? store.pointWrittenAfter(r.begin(), readVersion)
+                    : !r.isEmpty() && store.rangeWrittenAfter(r.begin(), r.end(), readVersion)) {
+                return true;
+            }
+        }
+        return history.conflicts(reads, readVersion);
+    }
+
+    /**
+     * Remembers the write conflict ranges of the commit at {@code version}: a point range of a key the commit
+     * mutated in the key's slot of the store (a hash lookup), every other range in the conflict history.
+     */
+    private void recordWrites(List<KeyRange> writes, long version) {
+        List<KeyRange> ranges = null;
+        for (KeyRange w : writes) {
+            if (w.isPoint() && store.recordPointWrite(w.begin(), version)) {
+                continue;
+            }
+            if (ranges == null) {
+                ranges = new java.util.ArrayList<>();
+            }
+            ranges.add(w);
+        }
+        if (ranges != null) {
+            history.record(ranges, version);
+        }
     }
 
     private void apply(long version, List<Effect> effects) {

@@ -101,6 +101,11 @@ final class VersionedStore {
     private static final class Slot {
         final byte[] key;
         volatile Chain chain;
+        /**
+         * The newest commit version whose write conflict ranges covered exactly this key (a point write that mutated
+         * it); commit critical section only. See {@link #recordPointWrite}.
+         */
+        long conflictVersion;
 
         Slot(byte[] key, Chain chain) {
             this.key = key;
@@ -207,6 +212,40 @@ final class VersionedStore {
                 versionEntries -= c.size - p.size;
             }
         }
+    }
+
+    // ---- point write conflicts (the resolver's memory for keys the store holds; commit critical section only)
+
+    /**
+     * Records that the commit at {@code version} had a write conflict range of exactly {@code key}, when that commit
+     * mutated the key (its chain's newest entry is at {@code version}); returns false otherwise, and the caller
+     * records the range in the {@link ConflictHistory}. A slot's conflict version needs no pruning: a slot only
+     * disappears once its newest entry, a deletion, has left the MVCC window, and so has every conflict it holds.
+     */
+    boolean recordPointWrite(byte[] key, long version) {
+        Slot s = byKey.get(HashKey.of(key));
+        Chain c = s == null ? null : s.chain;
+        if (c == null || c.versions[c.size - 1] != version) {
+            return false;
+        }
+        s.conflictVersion = version;
+        return true;
+    }
+
+    /** Whether a point write recorded after {@code readVersion} covered {@code key}. */
+    boolean pointWrittenAfter(byte[] key, long readVersion) {
+        Slot s = byKey.get(HashKey.of(key));
+        return s != null && s.conflictVersion > readVersion;
+    }
+
+    /** Whether a point write recorded after {@code readVersion} covered a key in {@code [begin, end)}. */
+    boolean rangeWrittenAfter(byte[] begin, byte[] end, long readVersion) {
+        for (Slot s : ordered.subMap(begin, end).values()) {
+            if (s.conflictVersion > readVersion) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Loads a key at a base version during recovery; writer thread only, before any reader. */
