@@ -149,6 +149,10 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             }
         }
         if (streams != null) {
+            io.nereus.wal.WalStats wal = streams.walStats();
+            LOG.info("Nereus WAL since start: {} batches written, {} commit groups in {} metadata transactions, {} "
+                    + "stream appends committed", wal.batchesWritten(), wal.commitGroups(), wal.commitTransactions(),
+                    wal.appendsCommitted());
             try {
                 // the WAL seals its last slice and releases its lease before the metadata store closes
                 streams.closeAsync().get(30, TimeUnit.SECONDS);

@@ -203,6 +203,11 @@ public final class StreamStorage implements AutoCloseable {
     }
 
     /** Counters of the tail cache since this instance started. */
+    /** What this instance's WAL writer's group commit has done since it started. */
+    public io.nereus.wal.WalStats walStats() {
+        return writer.stats();
+    }
+
     public TailCacheStats tailCacheStats() {
         return tail.stats();
     }

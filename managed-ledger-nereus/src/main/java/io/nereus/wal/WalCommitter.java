@@ -33,6 +33,8 @@ final class WalCommitter {
     private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);
 
     private final StreamCommitStore streams;
+    private final java.util.concurrent.atomic.LongAdder transactions = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder committedAppends = new java.util.concurrent.atomic.LongAdder();
 
     WalCommitter(StreamCommitStore streams) {
         this.streams = streams;
@@ -48,6 +50,16 @@ final class WalCommitter {
         } catch (RuntimeException t) {
             return CompletableFuture.completedFuture(failGroup(group, t));
         }
+    }
+
+    /** Metadata commit transactions started, recommits included; any thread. */
+    long transactions() {
+        return transactions.sum();
+    }
+
+    /** Stream appends committed; any thread. */
+    long committedAppends() {
+        return committedAppends.sum();
     }
 
     private Void failGroup(List<SealedBatch> group, Throwable t) {
@@ -84,6 +96,7 @@ final class WalCommitter {
         if (appends.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
+        transactions.increment();
         return streams.commit(appends).handle((result, error) -> {
             if (error != null) {
                 LOG.warn("WAL batch commit failed, outcome unknown: appends={}", appends.size(), error);
@@ -93,6 +106,7 @@ final class WalCommitter {
                 return CompletableFuture.<Void>completedFuture(null);
             }
             if (result instanceof CommitResult.Committed c) {
+                committedAppends.add(sections.size());
                 for (int i = 0; i < sections.size(); i++) {
                     sections.get(i).complete(c.heads().get(i));
                 }

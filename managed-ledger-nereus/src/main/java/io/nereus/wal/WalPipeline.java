@@ -44,6 +44,9 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
     private final ArrayDeque<SealedBatch> uncommitted = new ArrayDeque<>();
     private int inFlight;
     private boolean committing;
+    /** Counters read by {@link #stats()} from any thread; written by the owner only. */
+    private volatile long batchesWritten;
+    private volatile long commitGroups;
     /** Every batch with a lower sequence number has finished its commit (successfully or not). */
     private long finishedBelow;
     private final ArrayDeque<Barrier> barriers = new ArrayDeque<>();
@@ -68,6 +71,11 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         this.terminate = terminate;
         this.lease = new WriterLease(sliceStore, writerId, config.writerLease(), this::onOwner);
         this.slices = new WalSlices(bk, sliceStore, lease, config, writerId, clock, this::onOwner, this);
+    }
+
+    /** The writer's counters so far; any thread. */
+    WalStats stats() {
+        return new WalStats(batchesWritten, commitGroups, committer.transactions(), committer.committedAppends());
     }
 
     /** Whether this writer holds slice {@code sliceId} (see {@link WalSlices#holds}); any thread. */
@@ -225,6 +233,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         slices.added(s, rc);
         pump();
         if (rc == BKException.Code.OK) {
+            batchesWritten++;
             batch.written(entryId);
         } else {
             LOG.warn("WAL batch write failed: slice={} sequence={} rc={}", s.ledger.getId(), batch.sequence, rc);
@@ -292,7 +301,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
             if (group.size() > 1 && LOG.isDebugEnabled()) {
                 LOG.debug("coalescing WAL batch commits: firstSequence={} batches={}", head.sequence, group.size());
             }
-            SealedBatch last = group.get(group.size() - 1);
+            commitGroups++;
             CompletableFuture<Void> commit = committer.commit(group);
             if (commit.isDone()) {
                 finished(group);

@@ -216,6 +216,11 @@ public final class WalWriter implements AutoCloseable {
         return done;
     }
 
+    /** What the group commit has done since the writer started; any thread. */
+    public WalStats stats() {
+        return pipeline.stats();
+    }
+
     /** Whether this writer holds slice {@code sliceId}: created it and has not yet sealed or given it up. */
     public boolean holds(long sliceId) {
         return pipeline.holds(sliceId);

@@ -38,7 +38,7 @@ import org.apache.pulsar.metadata.bookkeeper.BKCluster;
 
 /**
  * Append throughput and latency of 1 KiB entries: raw BookKeeper ledger writes beside Nereus stream appends
- * (1 stream and 100 streams), all to one in-process bookie in the same run, with quorums 1/1/1, and the
+ * (1, 100 and 1,000 streams by default), all to one in-process bookie in the same run, with quorums 1/1/1, and the
  * FoundationDB write transactions per second during each Nereus measurement. Not a test; see
  * {@code docs/benchmarks.md} for the command.
  *
@@ -47,7 +47,8 @@ import org.apache.pulsar.metadata.bookkeeper.BKCluster;
  * from the call to the completion of its future or callback. Metadata is an in-memory {@link EmbeddedFdb};
  * its write transactions are counted by wrapping {@link Database#runAsync}.
  *
- * <p>Arguments: {@code [seconds per measurement, default 5] [appends in flight, default 1000]}.
+ * <p>Arguments: {@code [seconds per measurement, default 5] [appends in flight, default 1000]
+ * [stream counts, comma-separated, default 1,100,1000]}.
  */
 public final class WalAppendBenchmark {
     private static final int ENTRY_BYTES = 1024;
@@ -75,6 +76,8 @@ public final class WalAppendBenchmark {
     public static void main(String[] args) throws Exception {
         int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
         int inFlight = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
+        int[] streamCounts = args.length > 2 ? java.util.Arrays.stream(args[2].split(",")).mapToInt(Integer::parseInt)
+                .toArray() : new int[] {1, 100, 1000};
         System.out.printf("machine: %d cores, java %s, %s %s; %d s per measurement, %d appends in flight%n",
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
                 System.getProperty("os.name"), System.getProperty("os.arch"), seconds, inFlight);
@@ -94,6 +97,7 @@ public final class WalAppendBenchmark {
                     new NereusKeyspace(new Subspace(Tuple.from("nereus", "bench"))), fdb.getExecutor())
                     .get(30, TimeUnit.SECONDS);
             List<Result> results = new ArrayList<>();
+            List<String> groupLines = new ArrayList<>();
 
             results.add(raw("raw BookKeeper", bk, payload, seconds, inFlight, fdbWrites));
             WalConfig wal = WalConfig.defaults().withQuorums(1, 1, 1);
@@ -103,7 +107,7 @@ public final class WalAppendBenchmark {
             Result rawBatches = raw("raw BookKeeper, 256 KiB entries", bk, batchSized, seconds,
                     wal.maxInFlightBatches(), fdbWrites);
 
-            for (int streams : new int[] {1, 100}) {
+            for (int streams : streamCounts) {
                 try (ObjectStore objects = EngineFixture.temporaryObjectStore();
                         StreamStorage storage = StreamStorage.create(StorageConfig.defaults().withWal(wal), bk,
                                 metadata, objects, "bench-" + streams, Clock.systemUTC())) {
@@ -115,8 +119,20 @@ public final class WalAppendBenchmark {
                     }
                     List<AppendEntry> entry = List.of(AppendEntry.of(payload));
                     String name = "Nereus, " + streams + " stream" + (streams > 1 ? "s" : "");
+                    io.nereus.wal.WalStats before = storage.walStats();
+                    long t0 = System.nanoTime();
                     results.add(run(name, ENTRY_BYTES, seconds, inFlight, fdbWrites,
                             i -> handles.get(i % streams).append(entry).thenApply(r -> null)));
+                    double s = (System.nanoTime() - t0) / 1e9;
+                    io.nereus.wal.WalStats after = storage.walStats();
+                    groupLines.add(String.format("%s (warm-up included): WAL batches %.0f/s, commit groups %.0f/s, "
+                            + "commit transactions %.0f/s, stream appends per transaction %.1f; EmbeddedFdb %s",
+                            name, (after.batchesWritten() - before.batchesWritten()) / s,
+                            (after.commitGroups() - before.commitGroups()) / s,
+                            (after.commitTransactions() - before.commitTransactions()) / s,
+                            (double) (after.appendsCommitted() - before.appendsCommitted())
+                                    / Math.max(1, after.commitTransactions() - before.commitTransactions()),
+                            fdb.stats()));
                 }
             }
 
@@ -137,6 +153,7 @@ public final class WalAppendBenchmark {
                         r.fdbWrites() == 0 ? 0.0 : (double) r.entries() / r.fdbWrites());
             }
             System.out.println(rawBatches.line());
+            groupLines.forEach(System.out::println);
         } finally {
             cluster.close();
         }
