@@ -24,22 +24,34 @@ import java.util.concurrent.ConcurrentSkipListMap;
  */
 final class VersionedStore {
     /**
-     * Versions and values of one key, oldest first, in the first {@code size} slots of the arrays; a
-     * {@code null} value is a deletion. A chain never changes what it shows: appending writes into a spare
-     * slot past {@code size} (invisible to holders of this chain) and returns a longer chain over the same
-     * arrays, so a hot key costs amortized O(1) per write; the arrays double when full.
+     * Versions and values of one key, oldest first, in slots {@code [start, end)} of the arrays; a {@code null}
+     * value is a deletion. A chain never changes what it shows: appending writes into a spare slot past {@code end}
+     * (invisible to holders of this chain) and returns a longer chain over the same arrays, and pruning returns a
+     * chain starting later over the same arrays, leaving the slots before it as they were (down to two entries,
+     * which move to fresh arrays so that a key written no more holds no old values); so a hot key costs amortized
+     * O(1) per write and per prune. When the arrays are full, the live slots move to new arrays (doubled when more
+     * than half of them are live).
      */
-    record Chain(long[] versions, byte[][] values, int size) {
+    record Chain(long[] versions, byte[][] values, int start, int end) {
         static Chain of(long version, byte[] value) {
             long[] v = new long[2];
             byte[][] vs = new byte[2][];
             v[0] = version;
             vs[0] = value;
-            return new Chain(v, vs, 1);
+            return new Chain(v, vs, 0, 1);
+        }
+
+        /** Entries in the chain. */
+        int size() {
+            return end - start;
+        }
+
+        long latestVersion() {
+            return versions[end - 1];
         }
 
         byte[] valueAt(long version) {
-            for (int i = size - 1; i >= 0; i--) {
+            for (int i = end - 1; i >= start; i--) {
                 if (versions[i] <= version) {
                     return values[i];
                 }
@@ -48,52 +60,63 @@ final class VersionedStore {
         }
 
         byte[] latest() {
-            return values[size - 1];
+            return values[end - 1];
         }
 
         /** This chain with {@code value} at {@code version}; writer thread only, always on the newest chain. */
         Chain append(long version, byte[] value) {
-            if (versions[size - 1] == version) {
+            if (versions[end - 1] == version) {
                 // A second write of the same key in one commit: replace the last entry in fresh arrays,
                 // since readers of this chain may be reading that slot.
                 long[] v = Arrays.copyOf(versions, versions.length);
                 byte[][] vs = Arrays.copyOf(values, values.length);
-                vs[size - 1] = value;
-                return new Chain(v, vs, size);
+                vs[end - 1] = value;
+                return new Chain(v, vs, start, end);
             }
             long[] v = versions;
             byte[][] vs = values;
-            if (size == v.length) {
-                v = Arrays.copyOf(v, size * 2);
-                vs = Arrays.copyOf(vs, size * 2);
+            int s = start;
+            int e = end;
+            if (e == v.length) {
+                int live = e - s;
+                int capacity = live * 2 > v.length ? v.length * 2 : v.length;
+                v = new long[capacity];
+                vs = new byte[capacity][];
+                System.arraycopy(versions, s, v, 0, live);
+                System.arraycopy(values, s, vs, 0, live);
+                s = 0;
+                e = live;
             }
-            v[size] = version;
-            vs[size] = value;
-            return new Chain(v, vs, size + 1);
+            v[e] = version;
+            vs[e] = value;
+            return new Chain(v, vs, s, e + 1);
         }
 
         /** This chain without entries made obsolete by {@code cutoff}, or {@code null} when nothing remains. */
         Chain prunedTo(long cutoff) {
-            int keep = 0;
-            for (int i = size - 1; i >= 0; i--) {
+            int keep = start;
+            for (int i = end - 1; i >= start; i--) {
                 if (versions[i] <= cutoff) {
                     keep = i;
                     break;
                 }
             }
-            if (keep == size - 1 && values[keep] == null && versions[keep] <= cutoff) {
+            if (keep == end - 1 && values[keep] == null && versions[keep] <= cutoff) {
                 return null;
             }
-            if (keep == 0) {
+            if (keep == start) {
                 return this;
             }
-            int n = size - keep;
-            int capacity = Math.max(2, Integer.highestOneBit(n) << 1);
-            long[] v = new long[capacity];
-            byte[][] vs = new byte[capacity][];
-            System.arraycopy(versions, keep, v, 0, n);
-            System.arraycopy(values, keep, vs, 0, n);
-            return new Chain(v, vs, n);
+            int n = end - keep;
+            if (n <= 2) {
+                // a key no longer written often: fresh small arrays, so the slots before keep do not keep old values
+                long[] v = new long[2];
+                byte[][] vs = new byte[2][];
+                System.arraycopy(versions, keep, v, 0, n);
+                System.arraycopy(values, keep, vs, 0, n);
+                return new Chain(v, vs, 0, n);
+            }
+            return new Chain(versions, values, keep, end);
         }
     }
 
@@ -186,7 +209,7 @@ final class VersionedStore {
     private void write(long version, Slot s, byte[] value) {
         Chain old = s.chain;
         Chain next = old.append(version, value);
-        versionEntries += next.size - old.size;
+        versionEntries += next.size() - old.size();
         s.chain = next;
         pruneQueue.addLast(new Touched(version, s));
     }
@@ -206,10 +229,10 @@ final class VersionedStore {
                 byKey.remove(HashKey.of(s.key), s);
                 ordered.remove(s.key, s);
                 s.chain = null;
-                versionEntries -= c.size;
+                versionEntries -= c.size();
             } else if (p != c) {
                 s.chain = p;
-                versionEntries -= c.size - p.size;
+                versionEntries -= c.size() - p.size();
             }
         }
     }
@@ -225,7 +248,7 @@ final class VersionedStore {
     boolean recordPointWrite(byte[] key, long version) {
         Slot s = byKey.get(HashKey.of(key));
         Chain c = s == null ? null : s.chain;
-        if (c == null || c.versions[c.size - 1] != version) {
+        if (c == null || c.latestVersion() != version) {
             return false;
         }
         s.conflictVersion = version;
