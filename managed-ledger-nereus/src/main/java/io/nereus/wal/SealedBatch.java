@@ -2,6 +2,7 @@ package io.nereus.wal;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
+import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -38,10 +39,13 @@ final class SealedBatch {
         this.stored = List.copyOf(s);
     }
 
-    /** The bytes of the batch as the next entry of slice {@code slice}, which it is then bound to. */
-    byte[] encode(long slice) {
+    /**
+     * The batch as the next entry of slice {@code slice}, which it is then bound to: the payloads are not copied
+     * ({@link WalBatchCodec#encodeBuffer}); the caller hands the buffer to BookKeeper, which releases it.
+     */
+    ByteBuf encode(long slice) {
         this.sliceId = slice;
-        return WalBatchCodec.encode(new WalBatch(slice, sequence, stored));
+        return WalBatchCodec.encodeBuffer(new WalBatch(slice, sequence, stored));
     }
 
     long sliceId() {

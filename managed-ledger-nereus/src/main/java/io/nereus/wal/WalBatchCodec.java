@@ -6,6 +6,9 @@ import io.nereus.error.NereusException;
 import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.StreamId;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -68,9 +71,21 @@ public final class WalBatchCodec {
         return (int) n;
     }
 
-    public static byte[] encode(WalBatch batch) {
-        byte[] out = new byte[encodedSize(batch)];
-        ByteBuffer b = ByteBuffer.wrap(out);
+    /**
+     * The stored form of a batch, without copying a payload: a composite buffer of the header and
+     * directory, the entries' payload arrays (wrapped, not copied) and the trailer; on the heap, so it holds no pooled
+     * memory. The caller owns it (BookKeeper's {@code asyncAddEntry} takes it over and releases it).
+     */
+    public static ByteBuf encodeBuffer(WalBatch batch) {
+        int total = encodedSize(batch);
+        int payloadBytes = 0;
+        int entries = 0;
+        for (WalSection s : batch.sections()) {
+            payloadBytes = Math.addExact(payloadBytes, Math.toIntExact(s.payloadBytes()));
+            entries += s.entries().size();
+        }
+        byte[] head = new byte[total - payloadBytes - TRAILER_BYTES];
+        ByteBuffer b = ByteBuffer.wrap(head);
         b.putInt(MAGIC).putShort(VERSION).putShort((short) 0).putLong(batch.sliceId()).putLong(batch.sequence())
                 .putInt(batch.sections().size());
         int sectionStart = 0;
@@ -83,14 +98,18 @@ public final class WalBatchCodec {
             }
             sectionStart = Math.addExact(sectionStart, bytes);
         }
+        CRC32C crc = new CRC32C();
+        crc.update(head, 0, head.length);
+        CompositeByteBuf out = Unpooled.compositeBuffer(entries + 2);
+        out.addComponent(true, Unpooled.wrappedBuffer(head));
         for (WalSection s : batch.sections()) {
             for (AppendEntry e : s.entries()) {
-                b.put(e.payload());
+                crc.update(e.payload(), 0, e.payload().length);
+                out.addComponent(true, Unpooled.wrappedBuffer(e.payload()));
             }
         }
-        CRC32C crc = new CRC32C();
-        crc.update(out, 0, b.position());
-        b.putInt((int) crc.getValue());
+        byte[] trailer = ByteBuffer.allocate(TRAILER_BYTES).putInt((int) crc.getValue()).array();
+        out.addComponent(true, Unpooled.wrappedBuffer(trailer));
         return out;
     }
 

@@ -2,6 +2,7 @@ package io.nereus.wal;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.metadata.WalSliceStore;
+import io.netty.buffer.ByteBuf;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -212,8 +213,8 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
                 return;
             }
             SealedBatch batch = ready.poll();
-            byte[] data = batch.encode(s.id());
-            slices.bind(s, data.length);
+            ByteBuf data = batch.encode(s.id());
+            slices.bind(s, data.readableBytes());
             inFlight++;
             WalSlices.Slice target = s;
             target.ledger.asyncAddEntry(data,

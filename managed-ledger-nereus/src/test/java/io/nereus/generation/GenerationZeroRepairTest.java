@@ -1,6 +1,7 @@
 package io.nereus.generation;
 
 import static io.nereus.testing.StreamTesting.await;
+import static io.nereus.testing.StreamTesting.encoded;
 import static io.nereus.testing.StreamTesting.readAll;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -279,8 +280,8 @@ class GenerationZeroRepairTest {
         long slice = lh.getId();
         WalSection failed = WalSection.of(id, 0, List.of(new AppendEntry(bytes("failed-0"), 1), new AppendEntry(bytes("failed-1"), 1)));
         WalSection kept = WalSection.of(id, 0, List.of(new AppendEntry(bytes("kept-0"), 1), new AppendEntry(bytes("kept-1"), 1)));
-        lh.addEntry(WalBatchCodec.encode(new WalBatch(slice, 0, List.of(failed))));
-        long keptEntry = lh.addEntry(WalBatchCodec.encode(new WalBatch(slice, 1, List.of(kept))));
+        lh.addEntry(encoded(new WalBatch(slice, 0, List.of(failed))));
+        long keptEntry = lh.addEntry(encoded(new WalBatch(slice, 1, List.of(kept))));
         lh.close();
         // registered as a slice, as the WAL writer registers each before committing into it
         long lease = await(metadata.slices().takeLease("forger", Duration.ofSeconds(30)));

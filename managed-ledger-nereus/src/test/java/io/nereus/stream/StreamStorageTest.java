@@ -1,6 +1,7 @@
 package io.nereus.stream;
 
 import static io.nereus.testing.StreamTesting.await;
+import static io.nereus.testing.StreamTesting.encoded;
 import static io.nereus.testing.StreamTesting.readAll;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -227,7 +228,7 @@ class StreamStorageTest {
         NereusStream s = await(storage.openStream("corrupt"));
         long epoch = await(metadata.streams().acquireWriter(s.id(), "forger")).writerEpoch();
         WalSection section = WalSection.of(s.id(), 0, List.of(new AppendEntry(payload("genuine"), 1)));
-        byte[] stored = WalBatchCodec.encode(new WalBatch(0, 0, List.of(
+        byte[] stored = encoded(new WalBatch(0, 0, List.of(
                 WalSection.of(s.id(), 0, List.of(new AppendEntry(payload("tampered"), 1))))));
         LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
         long entry = lh.addEntry(stored);

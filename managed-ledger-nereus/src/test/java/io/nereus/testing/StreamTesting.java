@@ -8,6 +8,10 @@ import io.nereus.metadata.StreamEntry;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.ReadResult;
+import io.nereus.wal.WalBatch;
+import io.nereus.wal.WalBatchCodec;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -55,5 +59,15 @@ public final class StreamTesting {
             all.add(e.payload());
         }
         return all;
+    }
+
+    /** The stored bytes of {@code batch}, as the WAL writes them to BookKeeper. */
+    public static byte[] encoded(WalBatch batch) {
+        ByteBuf b = WalBatchCodec.encodeBuffer(batch);
+        try {
+            return ByteBufUtil.getBytes(b);
+        } finally {
+            b.release();
+        }
     }
 }

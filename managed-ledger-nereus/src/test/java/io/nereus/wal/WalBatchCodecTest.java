@@ -1,5 +1,6 @@
 package io.nereus.wal;
 
+import static io.nereus.testing.StreamTesting.encoded;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
@@ -34,9 +35,29 @@ class WalBatchCodecTest {
     }
 
     @Test
+    void encodeBuffer_wrapsThePayloadArraysWithoutCopying_betweenHeaderAndTrailer() {
+        WalBatch batch = sample();
+        io.netty.buffer.CompositeByteBuf out = (io.netty.buffer.CompositeByteBuf) WalBatchCodec.encodeBuffer(batch);
+        try {
+            List<AppendEntry> entries = batch.sections().stream().flatMap(s -> s.entries().stream()).toList();
+            assertThat(out.numComponents()).isEqualTo(entries.size() + 2);
+            for (int i = 0; i < entries.size(); i++) {
+                byte[] payload = entries.get(i).payload();
+                if (payload.length > 0) { // an empty payload is Netty's shared empty buffer: nothing to copy
+                    assertThat(out.component(i + 1).array()).as("payload %s", i).isSameAs(payload);
+                }
+            }
+            assertThat(out.readableBytes()).isEqualTo(WalBatchCodec.encodedSize(batch));
+            assertThat(out.isDirect()).as("heap only: nothing pooled to leak").isFalse();
+        } finally {
+            out.release();
+        }
+    }
+
+    @Test
     void roundTrip_keepsSectionsEntriesAndChecksums() {
         WalBatch batch = sample();
-        byte[] data = WalBatchCodec.encode(batch);
+        byte[] data = encoded(batch);
         assertThat(data).hasSize(WalBatchCodec.encodedSize(batch));
 
         WalBatch back = WalBatchCodec.decode(data);
@@ -71,7 +92,7 @@ class WalBatchCodecTest {
                 sections.add(WalSection.of(StreamId.of(s + 1), random.nextInt(1000), entries));
             }
             WalBatch batch = new WalBatch(round, round * 2L, sections);
-            WalBatch back = WalBatchCodec.decode(WalBatchCodec.encode(batch));
+            WalBatch back = WalBatchCodec.decode(encoded(batch));
             assertThat(back.sections()).hasSameSizeAs(sections);
             for (int s = 0; s < streams; s++) {
                 assertThat(back.sections().get(s).range()).isEqualTo(sections.get(s).range());
@@ -86,7 +107,7 @@ class WalBatchCodecTest {
 
     @Test
     void decode_truncated_isRefused() {
-        byte[] data = WalBatchCodec.encode(sample());
+        byte[] data = encoded(sample());
         assertThat(corrupt(() -> WalBatchCodec.decode(Arrays.copyOf(data, 10))))
                 .containsEntry("reason", Check.TRUNCATED).containsEntry("length", 10);
         assertThat(corrupt(() -> WalBatchCodec.decode(Arrays.copyOf(data, data.length - 3))))
@@ -95,7 +116,7 @@ class WalBatchCodecTest {
 
     @Test
     void decode_flippedPayloadByte_isAChecksumMismatch() {
-        byte[] data = WalBatchCodec.encode(sample());
+        byte[] data = encoded(sample());
         data[data.length - 8] ^= 0x10;
         assertThat(corrupt(() -> WalBatchCodec.decode(data)))
                 .containsEntry("reason", Check.CHECKSUM_MISMATCH).containsKeys("stored", "computed");
@@ -103,7 +124,7 @@ class WalBatchCodecTest {
 
     @Test
     void decode_unknownVersion_isRefusedByName() {
-        byte[] data = WalBatchCodec.encode(sample());
+        byte[] data = encoded(sample());
         ByteBuffer.wrap(data).putShort(4, (short) 2);
         assertThat(corrupt(() -> WalBatchCodec.decode(data)))
                 .containsEntry("reason", Check.UNKNOWN_VERSION).containsEntry("version", 2);
@@ -118,7 +139,7 @@ class WalBatchCodecTest {
 
     @Test
     void decode_inconsistentDirectoryWithValidTrailer_isMalformed() {
-        byte[] data = WalBatchCodec.encode(sample());
+        byte[] data = encoded(sample());
         // first section's entryBytes of entry 0: header 28 + section fixed 32 + recordCount 4
         ByteBuffer.wrap(data).putInt(WalBatchCodec.HEADER_BYTES + WalBatchCodec.SECTION_FIXED_BYTES + 4, 999);
         CRC32C crc = new CRC32C();
