@@ -1,25 +1,27 @@
 package io.nereus.fdb.embedded;
 
 import io.nereus.fdb.FdbErrors;
+import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
  * How an {@link EmbeddedTransaction} hands out results: every future it returns is completed on the
  * transaction's executor, never on the calling thread, as fdb-java's are.
  *
- * <p>Threading: any thread may call it, with or without the transaction's monitor; completions are queued and run
- * by one drain task at a time on the executor, in delivery order. Lifecycle: one per transaction, created with it.
+ * <p>Threading: any thread may call it, with or without the transaction's monitor; results are queued and handed
+ * out by drain tasks on the executor, each in delivery order. Lifecycle: one per transaction, created with it.
  */
 final class TransactionFutures {
     private final Executor executor;
     /** Completions delivered and not yet run, in delivery order. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<Runnable> pending =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
-    /** Whether a drain task is scheduled or running. */
-    private final java.util.concurrent.atomic.AtomicBoolean draining = new java.util.concurrent.atomic.AtomicBoolean();
+    private final ConcurrentLinkedQueue<Delivery<?>> pending = new ConcurrentLinkedQueue<>();
+    /** Whether a drain task is scheduled and has not yet taken the queue. */
+    private final AtomicBoolean draining = new AtomicBoolean();
 
     TransactionFutures(Executor executor) {
         this.executor = executor;
@@ -51,54 +53,60 @@ final class TransactionFutures {
      */
     <T> CompletableFuture<T> deliver(T value, Throwable error) {
         CompletableFuture<T> f = new CompletableFuture<>();
-        pending.add(() -> {
-            if (error != null) {
-                f.completeExceptionally(error);
-            } else {
-                f.complete(value);
-            }
-        });
+        pending.add(new Delivery<>(f, value, error));
         if (draining.compareAndSet(false, true)) {
-            try {
-                executor.execute(this::drain);
-            } catch (RejectedExecutionException e) {
-                draining.set(false);
-                Runnable r;
-                EmbeddedFdbException rejected = new EmbeddedFdbException(FdbErrors.OPERATION_FAILED,
-                        "The transaction's executor rejected the operation: " + e.getMessage());
-                while ((r = pending.poll()) != null) {
-                    r.run(); // completes normally; the future of this call fails below
-                }
-                CompletableFuture<T> failed = new CompletableFuture<>();
-                failed.completeExceptionally(rejected);
-                return failed;
-            }
+            schedule();
         }
         return f;
+    }
+
+    /** A result waiting to be handed to its future on the executor. */
+    private record Delivery<T>(CompletableFuture<T> future, T value, Throwable error) {
+        void complete() {
+            if (error != null) {
+                future.completeExceptionally(error);
+            } else {
+                future.complete(value);
+            }
+        }
+    }
+
+    /** Schedules a drain (the caller set {@code draining}); a rejecting executor fails what is queued with 1000. */
+    private void schedule() {
+        try {
+            executor.execute(this::drain);
+        } catch (RejectedExecutionException e) {
+            EmbeddedFdbException rejected = new EmbeddedFdbException(FdbErrors.OPERATION_FAILED,
+                    "The transaction's executor rejected the operation: " + e.getMessage());
+            Delivery<?> d;
+            while ((d = pending.poll()) != null) {
+                d.future().completeExceptionally(rejected);
+            }
+            draining.set(false);
+            if (!pending.isEmpty() && draining.compareAndSet(false, true)) {
+                schedule(); // delivered while the queue was being failed
+            }
+        }
     }
 
     /**
      * Completes, in delivery order, the futures queued when this task starts, on the executor: one task serves a
      * burst of deliveries (a transaction issuing a thousand reads costs a few hand-offs, not a thousand). What is
-     * delivered meanwhile goes to the next task, so a callback that blocks waiting for another result of the same
-     * transaction does not hold that result back.
+     * delivered meanwhile goes to the next task, which may run beside this one on another thread, so a callback
+     * that blocks waiting for another result of the same transaction does not hold that result back.
      */
     private void drain() {
-        java.util.ArrayList<Runnable> batch = new java.util.ArrayList<>();
-        Runnable r;
-        while ((r = pending.poll()) != null) {
-            batch.add(r);
+        ArrayList<Delivery<?>> batch = new ArrayList<>();
+        Delivery<?> d;
+        while ((d = pending.poll()) != null) {
+            batch.add(d);
         }
         draining.set(false);
         if (!pending.isEmpty() && draining.compareAndSet(false, true)) {
-            try {
-                executor.execute(this::drain);
-            } catch (RejectedExecutionException e) {
-                draining.set(false); // the executor is shutting down; later deliveries fail as rejected
-            }
+            schedule();
         }
-        for (Runnable completion : batch) {
-            completion.run();
+        for (Delivery<?> delivery : batch) {
+            delivery.complete();
         }
     }
 
