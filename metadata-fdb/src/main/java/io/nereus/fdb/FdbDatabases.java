@@ -26,17 +26,10 @@ public final class FdbDatabases {
      *
      * @param clusterFile  a FoundationDB cluster file; when present the real client is used
      * @param embeddedDir  where EmbeddedFdb keeps its data when no cluster file is given; empty means in memory
+     * @param embeddedSyncInterval how EmbeddedFdb makes commits durable ({@link EmbeddedFdb.Builder#syncInterval}:
+     *                     zero fsyncs every commit group before acknowledging it); a real cluster keeps its own
      * @throws IllegalArgumentException when the cluster file does not exist or cannot be read
      * @throws IllegalStateException    when a cluster file is given but the native client cannot be loaded
-     */
-    public static Database open(Optional<Path> clusterFile, Optional<Path> embeddedDir) {
-        return open(clusterFile, embeddedDir, Duration.ZERO);
-    }
-
-    /**
-     * As {@link #open(Optional, Optional)}, with the embedded engine's sync interval
-     * ({@link EmbeddedFdb.Builder#syncInterval}: zero fsyncs every commit group before acknowledging it); a real
-     * cluster ignores it and keeps its own durability.
      */
     public static Database open(Optional<Path> clusterFile, Optional<Path> embeddedDir, Duration embeddedSyncInterval) {
         Objects.requireNonNull(clusterFile, "clusterFile");

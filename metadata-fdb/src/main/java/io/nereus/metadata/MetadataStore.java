@@ -65,21 +65,13 @@ public final class MetadataStore implements AutoCloseable {
      *
      * @param clusterFile   a FoundationDB cluster file; when present the real client is used
      * @param embeddedDir   where EmbeddedFdb keeps its data when no cluster file is given; empty means in memory
+     * @param embeddedSyncInterval how EmbeddedFdb makes commits durable (see {@link FdbDatabases#open})
      * @param directoryPath the DirectoryLayer path of this cluster's metadata root, e.g. {@code ("nereus", name)}
      * @param executor      completes the callbacks of every metadata transaction; owned by the caller
      * @return a future failing, with the database closed again, when the cluster file is unreadable or the
      *         native client cannot be loaded (as {@link FdbDatabases#open} throws), when the directory cannot
      *         be created or opened, or with {@link FormatVersion.UnsupportedFormatVersionException} when the
      *         stored layout is unknown
-     */
-    public static CompletableFuture<MetadataStore> open(Optional<Path> clusterFile, Optional<Path> embeddedDir,
-            List<String> directoryPath, Executor executor) {
-        return open(clusterFile, embeddedDir, Duration.ZERO, directoryPath, executor);
-    }
-
-    /**
-     * As {@link #open(Optional, Optional, List, Executor)}, with the embedded engine's sync interval
-     * ({@link FdbDatabases#open(Optional, Optional, Duration)}).
      */
     public static CompletableFuture<MetadataStore> open(Optional<Path> clusterFile, Optional<Path> embeddedDir,
             Duration embeddedSyncInterval, List<String> directoryPath, Executor executor) {

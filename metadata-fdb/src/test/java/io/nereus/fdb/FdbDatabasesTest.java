@@ -8,6 +8,7 @@ import com.apple.foundationdb.Database;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,7 +19,7 @@ class FdbDatabasesTest {
 
     @Test
     void open_withoutClusterFile_inMemory_isEmbedded() {
-        try (Database db = FdbDatabases.open(Optional.empty(), Optional.empty())) {
+        try (Database db = FdbDatabases.open(Optional.empty(), Optional.empty(), Duration.ZERO)) {
             assertThat(db).isInstanceOf(EmbeddedFdb.class);
             db.run(tr -> {
                 tr.set(new byte[] {1}, new byte[] {2});
@@ -30,13 +31,13 @@ class FdbDatabasesTest {
     @Test
     void open_withoutClusterFile_withDirectory_isDurable() {
         Path dir = tmp.resolve("meta");
-        try (Database db = FdbDatabases.open(Optional.empty(), Optional.of(dir))) {
+        try (Database db = FdbDatabases.open(Optional.empty(), Optional.of(dir), Duration.ZERO)) {
             db.run(tr -> {
                 tr.set(new byte[] {1}, new byte[] {2});
                 return null;
             });
         }
-        try (Database db = FdbDatabases.open(Optional.empty(), Optional.of(dir))) {
+        try (Database db = FdbDatabases.open(Optional.empty(), Optional.of(dir), Duration.ZERO)) {
             assertThat((byte[]) db.read(tr -> tr.get(new byte[] {1}).join())).containsExactly(2);
         }
     }
@@ -44,7 +45,7 @@ class FdbDatabasesTest {
     @Test
     void open_missingClusterFile_namesTheFile() {
         Path missing = tmp.resolve("nope.cluster");
-        assertThatThrownBy(() -> FdbDatabases.open(Optional.of(missing), Optional.empty()))
+        assertThatThrownBy(() -> FdbDatabases.open(Optional.of(missing), Optional.empty(), Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(missing.toString());
     }
@@ -55,7 +56,7 @@ class FdbDatabasesTest {
                 "a real cluster is configured, so the native client is present");
         Path clusterFile = tmp.resolve("fdb.cluster");
         Files.writeString(clusterFile, "test:test@127.0.0.1:4500\n");
-        assertThatThrownBy(() -> FdbDatabases.open(Optional.of(clusterFile), Optional.empty()))
+        assertThatThrownBy(() -> FdbDatabases.open(Optional.of(clusterFile), Optional.empty(), Duration.ZERO))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("native client")
                 .hasMessageContaining(clusterFile.toString());

@@ -9,6 +9,7 @@ import com.apple.foundationdb.directory.DirectorySubspace;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.metadata.codec.FormatVersion;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executor;
@@ -59,10 +60,12 @@ class MetadataStoreTest {
     @Test
     void open_embeddedDir_createsTheDirectoryRootAndKeepsItAcrossReopen(@TempDir Path dir) {
         CatalogEntry created;
-        try (MetadataStore store = await(MetadataStore.open(Optional.empty(), Optional.of(dir), ROOT, EXECUTOR))) {
+        try (MetadataStore store = await(MetadataStore.open(Optional.empty(), Optional.of(dir), Duration.ZERO, ROOT,
+                EXECUTOR))) {
             created = await(store.catalog().openStream("t"));
         }
-        try (MetadataStore store = await(MetadataStore.open(Optional.empty(), Optional.of(dir), ROOT, EXECUTOR))) {
+        try (MetadataStore store = await(MetadataStore.open(Optional.empty(), Optional.of(dir), Duration.ZERO, ROOT,
+                EXECUTOR))) {
             assertThat(await(store.catalog().catalogEntry("t"))).contains(created);
         }
         try (EmbeddedFdb db = EmbeddedFdb.open(dir)) {
@@ -80,7 +83,8 @@ class MetadataStoreTest {
                 return null;
             });
         }
-        assertThatThrownBy(() -> await(MetadataStore.open(Optional.empty(), Optional.of(dir), ROOT, EXECUTOR)))
+        assertThatThrownBy(() -> await(MetadataStore.open(Optional.empty(), Optional.of(dir), Duration.ZERO, ROOT,
+                EXECUTOR)))
                 .isInstanceOf(FormatVersion.UnsupportedFormatVersionException.class);
         // EmbeddedFdb holds a file lock on its directory while open: opening it again proves it was closed
         try (EmbeddedFdb db = EmbeddedFdb.open(dir)) {
@@ -90,7 +94,8 @@ class MetadataStoreTest {
 
     @Test
     void open_unreadableClusterFile_failsTheFutureInsteadOfThrowing(@TempDir Path dir) {
-        var opened = MetadataStore.open(Optional.of(dir.resolve("missing.cluster")), Optional.empty(), ROOT, EXECUTOR);
+        var opened = MetadataStore.open(Optional.of(dir.resolve("missing.cluster")), Optional.empty(), Duration.ZERO,
+                ROOT, EXECUTOR);
         assertThatThrownBy(() -> await(opened)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not exist or is not readable");
     }

@@ -6,6 +6,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.fdb.FdbDatabases;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -34,7 +35,8 @@ final class StoreFixture implements AutoCloseable {
     StoreFixture() {
         String clusterFile = System.getProperty("nereus.fdb.clusterFile", "");
         boolean real = !clusterFile.isBlank() && !clusterFile.startsWith("${");
-        db = real ? FdbDatabases.open(Optional.of(Path.of(clusterFile)), Optional.empty()) : EmbeddedFdb.inMemory();
+        db = real ? FdbDatabases.open(Optional.of(Path.of(clusterFile)), Optional.empty(), Duration.ZERO)
+                : EmbeddedFdb.inMemory();
         ks = new NereusKeyspace(new Subspace(Tuple.from("nereus-test", UUID.randomUUID().toString())));
         store = await(MetadataStore.open(db, ks, executor()));
         catalog = store.catalog();

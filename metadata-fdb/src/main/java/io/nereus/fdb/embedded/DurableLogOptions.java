@@ -26,10 +26,6 @@ record DurableLogOptions(long compactionThresholdBytes, Duration syncInterval) {
         }
     }
 
-    DurableLogOptions(long compactionThresholdBytes) {
-        this(compactionThresholdBytes, Duration.ZERO);
-    }
-
     static DurableLogOptions defaults() {
         return new DurableLogOptions(DEFAULT_COMPACTION_THRESHOLD_BYTES, Duration.ZERO);
     }

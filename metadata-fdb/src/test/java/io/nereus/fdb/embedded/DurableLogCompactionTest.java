@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 class DurableLogCompactionTest {
     private static final long THRESHOLD = 64 * 1024;
-    private static final DurableLogOptions OPTIONS = new DurableLogOptions(THRESHOLD);
+    private static final DurableLogOptions OPTIONS = new DurableLogOptions(THRESHOLD, Duration.ZERO);
 
     @TempDir
     Path tmp;

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -85,7 +86,7 @@ class DurableLogCorruptionTest {
 
     @Test
     void aDamagedRecordInAnEarlierSegmentIsCorruptionEvenAtItsEnd() throws Exception {
-        writeLog(new DurableLogOptions(4096), records(120, 1), false);
+        writeLog(new DurableLogOptions(4096, Duration.ZERO), records(120, 1), false);
         List<Path> segments = DurableLogTestModel.files(dir, "wal-*.log");
         assertThat(segments).hasSizeGreaterThan(2);
         Path first = segments.get(0);
@@ -105,7 +106,7 @@ class DurableLogCorruptionTest {
 
     @Test
     void aMissingSegmentIsCorruption() throws Exception {
-        writeLog(new DurableLogOptions(4096), records(120, 1), false);
+        writeLog(new DurableLogOptions(4096, Duration.ZERO), records(120, 1), false);
         List<Path> segments = DurableLogTestModel.files(dir, "wal-*.log");
         assertThat(segments).hasSizeGreaterThan(2);
         Files.delete(segments.get(1));
@@ -169,7 +170,7 @@ class DurableLogCorruptionTest {
 
     @Test
     void aDamagedSnapshotIsRefused() throws Exception {
-        DurableLogTestModel model = writeLog(new DurableLogOptions(4096), records(150, 1), true);
+        DurableLogTestModel model = writeLog(new DurableLogOptions(4096, Duration.ZERO), records(150, 1), true);
         List<Path> snapshots = DurableLogTestModel.files(dir, "snapshot-*.snap");
         assertThat(snapshots).hasSize(1);
         Path snapshot = snapshots.get(0);

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -134,7 +135,7 @@ class DurableLogRoundTripTest {
         assertThatThrownBy(() -> Effect.set(null, b("v"))).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> Effect.clearRange(b("a"), null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> rec(0)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new DurableLogOptions(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new DurableLogOptions(0, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
         assertThat(DurableLogOptions.defaults().compactionThresholdBytes()).isEqualTo(64L << 20);
         assertThat(Effect.set(new byte[100], b("v")).toString()).contains("[100]").hasSizeLessThan(80);
     }
