@@ -9,6 +9,7 @@ import io.nereus.pulsar.config.NereusConfig;
 import io.nereus.pulsar.ledger.NereusManagedLedgerFactory;
 import io.nereus.pulsar.ledger.TopicNodes;
 import io.nereus.stream.StreamStorage;
+import io.nereus.wal.WalStats;
 import io.netty.channel.EventLoopGroup;
 import io.opentelemetry.api.OpenTelemetry;
 import java.io.IOException;
@@ -149,7 +150,7 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             }
         }
         if (streams != null) {
-            io.nereus.wal.WalStats wal = streams.walStats();
+            WalStats wal = streams.walStats();
             LOG.info("Nereus WAL since start: {} batches written, {} commit groups in {} metadata transactions, {} "
                     + "stream appends committed", wal.batchesWritten(), wal.commitGroups(), wal.commitTransactions(),
                     wal.appendsCommitted());

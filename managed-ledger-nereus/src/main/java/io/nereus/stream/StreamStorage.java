@@ -18,6 +18,7 @@ import io.nereus.object.BlockCache;
 import io.nereus.object.ObjectStore;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSliceRecovery;
+import io.nereus.wal.WalStats;
 import io.nereus.wal.WalWriter;
 import java.time.Clock;
 import java.time.Duration;
@@ -204,7 +205,7 @@ public final class StreamStorage implements AutoCloseable {
 
     /** Counters of the tail cache since this instance started. */
     /** What this instance's WAL writer's group commit has done since it started. */
-    public io.nereus.wal.WalStats walStats() {
+    public WalStats walStats() {
         return writer.stats();
     }
 

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,8 +34,8 @@ final class WalCommitter {
     private static final Logger LOG = LoggerFactory.getLogger(WalWriter.class);
 
     private final StreamCommitStore streams;
-    private final java.util.concurrent.atomic.LongAdder transactions = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder committedAppends = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder transactions = new LongAdder();
+    private final LongAdder committedAppends = new LongAdder();
 
     WalCommitter(StreamCommitStore streams) {
         this.streams = streams;

@@ -6,13 +6,15 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The resolver's memory: for every key, the newest commit version whose write conflict ranges covered it,
- * kept as a step function (a boundary key maps to the version that holds from it up to the next boundary).
+ * The resolver's memory of the write conflict ranges the engine gives it (every range but a single key the commit
+ * mutated, which the key's slot in the {@link VersionedStore} remembers): for every key, the newest commit version
+ * whose ranges covered it, kept as a step function (a boundary key maps to the version that holds from it up to the
+ * next boundary).
  *
  * <p>Commits arrive with strictly increasing versions, so recording a write range simply overwrites the
  * function on that range. A read range conflicts when the function exceeds the reader's read version
- * anywhere on it. Versions older than the MVCC window are flattened to zero and equal neighbours merged,
- * which keeps the structure proportional to what was written inside the window.
+ * anywhere on it. Versions no live transaction can still need (the engine's cutoff) are flattened to zero and
+ * equal neighbours merged, which keeps the structure proportional to what was written since.
  *
  * <p>Threading: only the commit critical section touches it.
  */

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -71,7 +72,7 @@ final class EmbeddedEngine {
     /** Pins of read versions taken from {@link #pinReadVersion()}, oldest first (versions only grow); commit lock. */
     private final ArrayDeque<ReadPin> readPins = new ArrayDeque<>();
     /** Pins of read versions set explicitly, in any order; commit lock. */
-    private final List<ReadPin> explicitPins = new java.util.ArrayList<>();
+    private final List<ReadPin> explicitPins = new ArrayList<>();
     /** The conflict history knows nothing at or below this version; commit lock. */
     private long historyCutoff;
     private final AtomicLong visibleVersion = new AtomicLong();
@@ -325,7 +326,7 @@ final class EmbeddedEngine {
                 continue;
             }
             if (ranges == null) {
-                ranges = new java.util.ArrayList<>();
+                ranges = new ArrayList<>();
             }
             ranges.add(w);
         }
