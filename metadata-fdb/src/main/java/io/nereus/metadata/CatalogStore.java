@@ -2,17 +2,23 @@ package io.nereus.metadata;
 
 import static io.nereus.metadata.TransactionRunner.guard;
 
+import com.apple.foundationdb.KeyValue;
+import com.apple.foundationdb.Range;
 import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.tuple.ByteArrayUtil;
 import io.nereus.metadata.codec.CatalogEntryCodec;
 import io.nereus.metadata.codec.CounterCodec;
 import io.nereus.metadata.codec.StreamHeadCodec;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The catalog: which stream incarnation a managed-ledger name has ({@code (CATALOG, name)}), and the
  * allocation of stream ids and virtual ledger ids from their counters ({@code (COUNTER, name)}). Creating an
- * incarnation also writes its stream's first head; deleting one marks that head DELETING, which stops commits.
+ * incarnation also writes its stream's first head; deleting one marks that head DELETING, which stops commits,
+ * and writes the stream's purge mark {@code (PURGE, sid)}.
  *
  * <p>Each operation is one transaction of the shared {@link TransactionRunner}, reading the catalog entry it
  * changes, so two brokers opening or deleting the same name race as a conflict, and a retried commit finds
@@ -86,9 +92,33 @@ public final class CatalogStore {
     }
 
     /**
+     * Up to {@code limit} catalog entries, in whatever state, by name, starting after {@code afterName} (from the
+     * first name when empty).
+     */
+    public CompletableFuture<List<CatalogEntry>> entries(Optional<String> afterName, int limit) {
+        return guard(() -> {
+            if (limit < 1) {
+                throw new IllegalArgumentException("limit must be >= 1: " + limit);
+            }
+            Range all = ks.catalogRange();
+            Range rest = afterName.map(n -> new Range(ByteArrayUtil.join(ks.catalogKey(n), new byte[] {0}), all.end))
+                    .orElse(all);
+            return tx.read(tr -> tr.getRange(rest, limit).asList().thenApply(kvs -> {
+                List<CatalogEntry> out = new ArrayList<>(kvs.size());
+                for (KeyValue kv : kvs) {
+                    out.add(CatalogEntryCodec.INSTANCE.decode(ks.unpackCatalogKey(kv.getKey()), kv.getValue()));
+                }
+                return out;
+            }));
+        });
+    }
+
+    /**
      * Deletes {@code managedLedgerName}: its catalog entry becomes DELETED (the name is free for a new
-     * incarnation) and its stream's head DELETING, which stops commits; the stream's records stay for garbage
-     * collection. Returns the DELETED entry, or empty when the name does not exist. Idempotent.
+     * incarnation), its stream's head DELETING, which stops commits, and the stream gets a purge mark
+     * {@code (PURGE, sid)}: the garbage collector then deletes its objects and removes its keys
+     * ({@link CollectionStore#purgeStream}). Returns the DELETED entry, or empty when the name does not exist.
+     * Idempotent.
      */
     public CompletableFuture<Optional<CatalogEntry>> deleteStream(String managedLedgerName) {
         return guard(() -> {
@@ -103,6 +133,7 @@ public final class CatalogStore {
                 }
                 CatalogEntry deleted = entry.withState(CatalogState.DELETING).withState(CatalogState.DELETED);
                 tr.set(key, CatalogEntryCodec.INSTANCE.encode(deleted));
+                tr.set(ks.purgeKey(entry.streamId()), new byte[0]);
                 byte[] headKey = ks.headKey(entry.streamId());
                 return tr.get(headKey).thenApply(h -> {
                     if (h != null) {

@@ -6,6 +6,7 @@ import com.apple.foundationdb.KeyValue;
 import io.nereus.error.NereusException;
 import io.nereus.metadata.codec.GenerationSeqCodec;
 import io.nereus.metadata.codec.IndexRecordCodec;
+import io.nereus.metadata.codec.WalSliceCodec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -15,8 +16,7 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The generation index: which physical representation serves each offset of a stream in a view. Looks records
  * up for readers, writes the generation-0 records that WAL evidence repairs, publishes higher generations
- * (allocating their ids from {@code GENSEQ}), quarantines and retires records, and runs the garbage collector's
- * metadata steps (forgetting retired records, purging a deleted stream). Owns
+ * (allocating their ids from {@code GENSEQ}), quarantines and retires records. Owns
  * {@code (STREAM, sid, INDEX | FALLBACK | RETIRED | GENSEQ, ...)}; commits and trims, which also write the index, are in
  * {@link StreamCommitStore}.
  *
@@ -98,7 +98,7 @@ public final class GenerationIndexStore {
                 .thenApply(records::fallback)));
     }
 
-    /** Up to {@code limit} retired records of {@code stream}, all views: the garbage collector's work list. */
+    /** Up to {@code limit} retired records of {@code stream}, all views, in key order (tests, tools). */
     public CompletableFuture<List<IndexRecord>> retiredRecords(StreamId stream, int limit) {
         return guard(() -> tx.read(tr -> tr.getRange(ks.retiredRange(stream), limit).asList()
                 .thenApply(records::retired)));
@@ -127,12 +127,19 @@ public final class GenerationIndexStore {
             var endingAfter = ks.indexCoveringRange(stream, ReadView.COMMITTED, range.end());
             IndexRecord wanted = request.record();
             byte[] key = ks.indexKey(IndexKey.of(wanted));
+            long sliceId = request.target().sliceId();
+            byte[] sliceKey = ks.walSliceKey(sliceId);
             return tx.run(tr -> {
                 CompletableFuture<Optional<StreamHead>> head = records.head(tr, stream);
                 CompletableFuture<List<KeyValue>> inside = tr.getRange(endingInside).asList();
                 CompletableFuture<List<KeyValue>> after = tr.getRange(endingAfter, LOOKUP_SCAN_LIMIT).asList();
-                return CompletableFuture.allOf(head, inside, after).thenApply(ignored -> {
+                CompletableFuture<byte[]> slice = tr.get(sliceKey);
+                return CompletableFuture.allOf(head, inside, after, slice).thenApply(ignored -> {
                     StreamHead h = head.join().orElseThrow(() -> StoredRecords.unknownStream(stream));
+                    byte[] sv = slice.join();
+                    if (sv == null || WalSliceCodec.INSTANCE.decode(sv).state() == WalSliceState.COLLECTING) {
+                        return new RepairOutcome.SliceCollected(sliceId);
+                    }
                     List<IndexRecord> overlapping = new ArrayList<>(records.index(inside.join()));
                     overlapping.addAll(records.index(after.join()));
                     RepairOutcome o = RepairOutcome.decide(h, overlapping, request);
@@ -264,43 +271,5 @@ public final class GenerationIndexStore {
                 });
             });
         });
-    }
-
-    // ---- garbage collection ----
-
-    /**
-     * Forgets retired records whose physical targets the garbage collector has deleted. Only RETIRED keys are
-     * touched; a key still in the lookup space is left alone. Idempotent.
-     */
-    public CompletableFuture<Void> forgetRetired(List<IndexKey> keys) {
-        return guard(() -> {
-            List<byte[]> retiredKeys = keys.stream().map(ks::retiredKey).toList();
-            return tx.run(tr -> {
-                retiredKeys.forEach(tr::clear);
-                return CompletableFuture.completedFuture((Void) null);
-            });
-        });
-    }
-
-    /**
-     * Removes every key of a deleted stream (head, index, retired records, intents, cursors, properties)
-     * once its data is gone. Refused (false, nothing removed) unless the head is DELETING and no retired
-     * record is left for the garbage collector.
-     */
-    public CompletableFuture<Boolean> purgeStream(StreamId stream) {
-        return guard(() -> tx.run(tr -> {
-            CompletableFuture<Optional<StreamHead>> head = records.head(tr, stream);
-            CompletableFuture<List<KeyValue>> retired = tr.getRange(ks.retiredRange(stream), 1).asList();
-            return head.thenCombine(retired, (h, r) -> {
-                if (h.isEmpty()) {
-                    return true;
-                }
-                if (h.get().state() != StreamState.DELETING || !r.isEmpty()) {
-                    return false;
-                }
-                tr.clear(ks.streamRange(stream));
-                return true;
-            });
-        }));
     }
 }

@@ -23,9 +23,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@link #catalog()}: managed-ledger names to stream incarnations, id allocation;</li>
  *   <li>{@link #streams()}: heads, writer acquisition and fencing, WAL batch commits, intents, seal, trim;</li>
  *   <li>{@link #index()}: the generation index: lookup, generation-0 repair, publication, quarantine,
- *       retirement and the garbage collector's steps;</li>
+ *       retirement;</li>
  *   <li>{@link #cursors()}: cursor state and managed-ledger properties;</li>
- *   <li>{@link #slices()}: WAL slices (state, writer, per-stream ranges) and the WAL writers' leases.</li>
+ *   <li>{@link #slices()}: WAL slices (state, writer, per-stream ranges) and the WAL writers' leases;</li>
+ *   <li>{@link #collection()}: the garbage collector's steps: WAL slices out of service and forgotten, object
+ *       references, retired records forgotten, deleted streams purged, the metadata census.</li>
  * </ul>
  * A store is only reachable through an opened {@code MetadataStore}, so nothing reads or writes a root whose
  * layout this build does not know. Thread-safe; the stores follow the rules documented on
@@ -45,6 +47,7 @@ public final class MetadataStore implements AutoCloseable {
     private final GenerationIndexStore index;
     private final CursorStore cursors;
     private final WalSliceStore slices;
+    private final CollectionStore collection;
 
     private MetadataStore(TransactionRunner tx, NereusKeyspace ks, Optional<Database> owned) {
         this.owned = owned;
@@ -55,6 +58,7 @@ public final class MetadataStore implements AutoCloseable {
         this.index = new GenerationIndexStore(tx, ks, records);
         this.cursors = new CursorStore(tx, ks);
         this.slices = new WalSliceStore(tx, ks);
+        this.collection = new CollectionStore(tx, ks, records, slices);
     }
 
     /**
@@ -148,6 +152,11 @@ public final class MetadataStore implements AutoCloseable {
     /** WAL slices and WAL writer leases. */
     public WalSliceStore slices() {
         return slices;
+    }
+
+    /** The garbage collector's metadata steps. */
+    public CollectionStore collection() {
+        return collection;
     }
 
     /** Closes the database if this store opened it; otherwise does nothing. Idempotent. */

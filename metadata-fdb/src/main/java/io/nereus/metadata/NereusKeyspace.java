@@ -34,6 +34,7 @@ import java.util.Objects;
  * (META=5, "format")                                      FormatVersion
  * (WAL_LEASE=6, incarnation)                              WalWriterLeaseCodec  a live WAL writer's lease
  * (WAL_STATE=7, stateCode, sliceId)                       WalSliceCodec      slices by state (a copy of the slice)
+ * (PURGE=8, sid)                                          (empty)            a deleted stream still to purge
  * </pre>
  *
  * <p>Index keys sort by view, end offset, generation. The records that may cover offset {@code o} in view
@@ -52,6 +53,7 @@ public final class NereusKeyspace {
     public static final int META = 5;
     public static final int WAL_LEASE = 6;
     public static final int WAL_STATE = 7;
+    public static final int PURGE = 8;
 
     public static final int HEAD = 1;
     public static final int INDEX = 2;
@@ -163,6 +165,12 @@ public final class NereusKeyspace {
         return unpackIndexLike(key, RETIRED, "retired");
     }
 
+    /** The RETIRED keys of {@code stream} in {@code view} whose end offset lies in {@code endOffsets}. */
+    public Range retiredEndOffsetRange(StreamId stream, ReadView view, OffsetRange endOffsets) {
+        Tuple viewPrefix = Tuple.from(STREAM, stream.value(), RETIRED, view.code());
+        return new Range(root.pack(viewPrefix.add(endOffsets.start())), root.pack(viewPrefix.add(endOffsets.end())));
+    }
+
     /** Every retired record of {@code stream}, all views. */
     public Range retiredRange(StreamId stream) {
         return root.range(Tuple.from(STREAM, stream.value(), RETIRED));
@@ -183,6 +191,12 @@ public final class NereusKeyspace {
         }
         Tuple viewPrefix = Tuple.from(STREAM, stream.value(), FALLBACK, view.code());
         return new Range(root.pack(viewPrefix.add(offset + 1)), root.range(viewPrefix).end);
+    }
+
+    /** The FALLBACK keys of {@code stream} in {@code view} whose end offset lies in {@code endOffsets}. */
+    public Range fallbackEndOffsetRange(StreamId stream, ReadView view, OffsetRange endOffsets) {
+        Tuple viewPrefix = Tuple.from(STREAM, stream.value(), FALLBACK, view.code());
+        return new Range(root.pack(viewPrefix.add(endOffsets.start())), root.pack(viewPrefix.add(endOffsets.end())));
     }
 
     /** Every FALLBACK record of {@code stream} in {@code view}. */
@@ -342,6 +356,24 @@ public final class NereusKeyspace {
         requireNonNegative(fromSliceId, "WAL slice id");
         Tuple prefix = Tuple.from(WAL_STATE, state.code());
         return new Range(root.pack(prefix.add(fromSliceId)), root.range(prefix).end);
+    }
+
+    // ---- purges ----
+
+    /** The mark of deleted stream {@code stream} whose keys and objects the garbage collector still has to purge. */
+    public byte[] purgeKey(StreamId stream) {
+        return root.pack(Tuple.from(PURGE, stream.value()));
+    }
+
+    public StreamId unpackPurgeKey(byte[] key) {
+        Tuple t = unpack(key, "purge", 2);
+        expectTag(t, 0, PURGE, "purge", key);
+        return new StreamId(positive(t, 1, key, "purge", "stream id"));
+    }
+
+    /** Every purge mark, by stream id. */
+    public Range purgeRange() {
+        return root.range(Tuple.from(PURGE));
     }
 
     // ---- counters and meta ----

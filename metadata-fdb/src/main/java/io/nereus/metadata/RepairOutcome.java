@@ -14,7 +14,9 @@ import java.util.Objects;
  *   <li>{@link Trimmed}: the whole range is below the trim point; nothing written;</li>
  *   <li>{@link NotCommitted}: the range reaches beyond the committed end; nothing written;</li>
  *   <li>{@link KeyOccupied}: the record's key holds a record that no longer serves reads (quarantined); a
- *       record never returns to COMMITTED, so nothing is written.</li>
+ *       record never returns to COMMITTED, so nothing is written;</li>
+ *   <li>{@link SliceCollected}: the evidence's WAL slice is COLLECTING or gone: its ledger is (being) deleted, so
+ *       no record may target it; nothing written.</li>
  * </ul>
  * A range that straddles the trim point is repaired: trim leaves straddling records in place too.
  */
@@ -45,6 +47,9 @@ public sealed interface RepairOutcome {
         public KeyOccupied {
             Objects.requireNonNull(occupant, "occupant");
         }
+    }
+
+    record SliceCollected(long sliceId) implements RepairOutcome {
     }
 
     /**

@@ -210,7 +210,8 @@ public final class WalSliceStore {
         return transition(sliceId, WalSliceState.SEALED);
     }
 
-    private void write(Transaction tr, long sliceId, Optional<WalSliceState> before, WalSlice slice) {
+    /** Writes {@code slice} and its by-state copy, clearing the copy under {@code before}; inside {@code tr}. */
+    void write(Transaction tr, long sliceId, Optional<WalSliceState> before, WalSlice slice) {
         byte[] value = WalSliceCodec.INSTANCE.encode(slice);
         before.ifPresent(s -> tr.clear(ks.walStateKey(s, sliceId)));
         tr.set(ks.walSliceKey(sliceId), value);

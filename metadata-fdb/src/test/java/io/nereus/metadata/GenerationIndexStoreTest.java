@@ -64,23 +64,4 @@ class GenerationIndexStoreTest {
         assertThat(await(index.quarantine(k))).isEmpty();
         assertThat(await(index.retire(new IndexKey(s, ReadView.COMMITTED, 9, GenerationId.APPEND)))).isEmpty();
     }
-
-    @Test
-    void deletedStream_isPurgedOnlyAfterItsRetiredRecordsAreForgotten() {
-        StreamId s = f.newStream("gone");
-        long e = f.acquire(s);
-        assertThat(await(streams.commit(List.of(append(s, e, 0, 2, 1, 0, 0))))).isInstanceOf(CommitResult.Committed.class);
-        await(f.cursors.saveCursor(s, "c", e, CursorState.at(1)));
-        assertThat(await(index.purgeStream(s))).as("not deleted yet").isFalse();
-        await(catalog.deleteStream("gone"));
-        await(streams.trim(s, 2));
-        assertThat(await(index.purgeStream(s))).as("retired records not yet collected").isFalse();
-        List<IndexKey> retired = await(index.retiredRecords(s, 100)).stream().map(IndexKey::of).toList();
-        await(index.forgetRetired(retired));
-        assertThat(await(index.retiredRecords(s, 100))).isEmpty();
-        assertThat(await(index.purgeStream(s))).isTrue();
-        assertThat(await(streams.head(s))).isEmpty();
-        assertThat(await(f.cursors.loadCursor(s, "c"))).isEmpty();
-        assertThat(await(index.purgeStream(s))).as("idempotent").isTrue();
-    }
 }

@@ -29,7 +29,7 @@ class RepairStoreTest {
     /** The WAL writer registers a slice before committing into it. */
     @BeforeEach
     void openSlices() {
-        f.openSlices(1, 3, 7);
+        f.openSlices(1, 3, 7, 9);
     }
 
     private static RepairRequest requestFor(StreamAppend a) {

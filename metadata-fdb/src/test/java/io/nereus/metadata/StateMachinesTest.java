@@ -92,10 +92,10 @@ class StateMachinesTest {
         assertThatThrownBy(() -> CatalogState.DELETED.transitionTo(CatalogState.ACTIVE))
                 .hasMessage("catalog state cannot go from DELETED to ACTIVE");
         assertThat(WalSliceState.OPEN.canTransitionTo(WalSliceState.SEALED)).isTrue();
-        assertThat(WalSliceState.OPEN.canTransitionTo(WalSliceState.DELETABLE)).isFalse();
-        assertThat(WalSliceState.SEALED.canTransitionTo(WalSliceState.DELETABLE)).isTrue();
+        assertThat(WalSliceState.OPEN.canTransitionTo(WalSliceState.COLLECTING)).isFalse();
+        assertThat(WalSliceState.SEALED.canTransitionTo(WalSliceState.COLLECTING)).isTrue();
         assertThat(WalSliceState.SEALED.canTransitionTo(WalSliceState.OPEN)).isFalse();
-        assertThatThrownBy(() -> WalSliceState.DELETABLE.transitionTo(WalSliceState.SEALED))
-                .hasMessage("WAL slice state cannot go from DELETABLE to SEALED");
+        assertThatThrownBy(() -> WalSliceState.COLLECTING.transitionTo(WalSliceState.SEALED))
+                .hasMessage("WAL slice state cannot go from COLLECTING to SEALED");
     }
 }

@@ -65,8 +65,8 @@ class WalSliceStoreTest {
         WalSlice open = WalSlice.open("broker-a", lease);
         WalSlice sealed = open.withState(WalSliceState.SEALED);
 
-        assertThatThrownBy(() -> await(slices.transition(1, WalSliceState.DELETABLE)))
-                .isInstanceOf(IllegalStateException.class).hasMessage("WAL slice state cannot go from OPEN to DELETABLE");
+        assertThatThrownBy(() -> await(slices.transition(1, WalSliceState.COLLECTING)))
+                .isInstanceOf(IllegalStateException.class).hasMessage("WAL slice state cannot go from OPEN to COLLECTING");
         assertThat(await(slices.slice(1))).as("a refused move writes nothing").contains(open);
 
         assertThat(await(slices.seal(1))).contains(sealed);
@@ -77,10 +77,10 @@ class WalSliceStoreTest {
 
         assertThatThrownBy(() -> await(slices.transition(1, WalSliceState.OPEN)))
                 .isInstanceOf(IllegalStateException.class).hasMessage("WAL slice state cannot go from SEALED to OPEN");
-        WalSlice deletable = sealed.withState(WalSliceState.DELETABLE);
-        assertThat(await(slices.transition(1, WalSliceState.DELETABLE))).contains(deletable);
+        WalSlice deletable = sealed.withState(WalSliceState.COLLECTING);
+        assertThat(await(slices.transition(1, WalSliceState.COLLECTING))).contains(deletable);
         assertThat(await(slices.slices(WalSliceState.SEALED, 0, 100))).isEmpty();
-        assertThat(await(slices.slices(WalSliceState.DELETABLE, 0, 100))).containsExactly(Map.entry(1L, deletable));
+        assertThat(await(slices.slices(WalSliceState.COLLECTING, 0, 100))).containsExactly(Map.entry(1L, deletable));
         assertThat(await(slices.transition(99, WalSliceState.SEALED))).as("no such slice").isEmpty();
         assertThat(await(slices.slice(99))).isEmpty();
     }
