@@ -33,6 +33,7 @@ import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalWriter;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -46,7 +47,6 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -114,6 +114,8 @@ public final class Materializer implements AutoCloseable {
     private final StreamObjectWriter encoder;
     /** Told of every stream this instance published for, on the materializer's thread (drops cached resolutions). */
     private final Consumer<StreamId> published;
+    /** Longest time from writing an object to publishing it; past it the object is left to garbage collection. */
+    private final Duration maxPublishDelay;
     private final ScheduledExecutorService exec;
     private volatile PublishHook beforePublish = request -> CompletableFuture.completedFuture(null);
 
@@ -137,8 +139,9 @@ public final class Materializer implements AutoCloseable {
 
     public Materializer(MaterializerConfig config, WalSliceStore slices, GenerationIndexStore index,
             StreamCommitStore streams, WalReader wal, WalWriter writer, TargetReader objectReader, ObjectStore objects,
-            String writerId, Clock clock, Consumer<StreamId> published) {
+            String writerId, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published) {
         this.config = config;
+        this.maxPublishDelay = maxPublishDelay;
         this.published = published;
         this.slices = slices;
         this.index = index;
@@ -377,18 +380,9 @@ public final class Materializer implements AutoCloseable {
         });
     }
 
-    /**
-     * This instance's slices, and a share of the slices whose writer holds no lease (gone for good, or restarted
-     * under another id): the one of the live writers, sorted, at the slice id modulo their number.
-     */
+    /** This instance's slices, and a share of those whose writer holds no lease ({@link SliceOwnership}). */
     private boolean owns(long sliceId, WalSlice slice, List<String> live) {
-        if (slice.writerId().equals(writerId)) {
-            return true;
-        }
-        if (live.contains(slice.writerId())) {
-            return false;
-        }
-        return live.get(Math.floorMod(Long.hashCode(sliceId), live.size())).equals(writerId);
+        return SliceOwnership.ownsSlice(sliceId, slice.writerId(), writerId, live);
     }
 
     private CompletableFuture<Void> sliceStep(long sliceId) {
@@ -656,18 +650,6 @@ public final class Materializer implements AutoCloseable {
 
     // ---- write, verify, publish ----
 
-    /** The name of a new object of {@code stream} holding {@code range} in {@code view}; never used before. */
-    static ObjectName objectName(StreamId stream, ReadView view, OffsetRange range) {
-        String random = UUID.randomUUID().toString().replace("-", "");
-        return ObjectName.of(streamPrefix(stream) + view.code() + "/" + range.start() + "-" + range.end() + "-"
-                + random);
-    }
-
-    /** The prefix of every object name of {@code stream}: {@code streams/<sid>/}. */
-    public static String streamPrefix(StreamId stream) {
-        return "streams/" + stream.value() + "/";
-    }
-
     /**
      * Writes {@code b} as a new object, reads it back and compares every entry, and publishes it. True when it was
      * published (or a retry found it published); false when the index refused it (the object is then deleted).
@@ -677,7 +659,7 @@ public final class Materializer implements AutoCloseable {
             return CompletableFuture.completedFuture(true);
         }
         StreamObjectWriter.Encoded encoded = encoder.encode(b.stream, ReadView.COMMITTED, b.entries);
-        ObjectName name = objectName(b.stream, ReadView.COMMITTED, encoded.range());
+        ObjectName name = StreamObjectNames.newName(b.stream, ReadView.COMMITTED, encoded.range());
         long started = clock.millis();
         long[] phases = new long[3]; // when the put, the verification and the publication ended
         return objects.putNew(name, ObjectContent.of(encoded.bytes()))
@@ -687,6 +669,13 @@ public final class Materializer implements AutoCloseable {
                 })
                 .thenCompose(stored -> {
                     phases[1] = clock.millis();
+                    if (phases[1] - phases[0] > maxPublishDelay.toMillis()) {
+                        // the garbage collector may delete an unpublished object once it is this old (see Collector)
+                        throw new NereusException(ErrorCode.RETRIABLE_MATERIALIZATION_INCOMPLETE, ErrorContext.of(
+                                "object", name, "why", "verified " + (phases[1] - phases[0]) + " ms after it was"
+                                        + " written, later than the " + maxPublishDelay.toMillis()
+                                        + " ms an object may wait for its publication"));
+                    }
                     PublicationRequest request = new PublicationRequest(b.stream, ReadView.COMMITTED, encoded.range(),
                             b.sources.stream().map(PublicationRequest.SourceRef::of).toList(),
                             new ObjectTarget(name.value(), 0, stored.size(), stored.size(), stored.version()),

@@ -45,12 +45,13 @@ import org.slf4j.LoggerFactory;
  *       and the index again in its transaction. A slice without usable evidence sends the scan to the next
  *       candidate.</li>
  * </ol>
- * Bounded by {@code maxBatches} batch reads (end probes included) and a time budget over all slices; running
- * out is {@link Outcome.Incomplete} (retriable), as is a transient read failure. When every candidate slice
- * was read to its end without evidence, or a candidate slice is missing altogether, the result is
- * {@link Outcome.NoEvidence}, logged as an error: committed data is gone. A missing slice stops the search
- * rather than passing to older slices, which may hold an earlier failed write of the same offsets; a false
- * data-loss report is loud, a wrong binding would be silent. Holds no state between calls, so nothing is ever cached negatively. Thread-safe.
+ * Bounded by {@code maxBatches} batch reads (end probes included) and a time budget over all slices; running out is
+ * {@link Outcome.Incomplete} (retriable), as is a transient read failure. When every candidate slice was read to
+ * its end without evidence, or a candidate slice is missing altogether (or being collected: its ledger is about to
+ * go), the result is {@link Outcome.NoEvidence}, logged as an error: committed data is gone. A missing slice stops
+ * the search rather than passing to older slices, which may hold an earlier failed write of the same offsets; a
+ * false data-loss report is loud, a wrong binding would be silent. Holds no state between calls, so nothing is ever
+ * cached negatively. Thread-safe.
  */
 public final class WalEvidenceRepair implements GenerationZeroRepair {
     private static final Logger LOG = LoggerFactory.getLogger(WalEvidenceRepair.class);
@@ -240,6 +241,11 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
                 LOG.warn("WAL section reaches beyond the committed end, not evidence: stream={} offset={} range={}"
                         + " committedEnd={} target={}", a.stream, a.offset, s.range(), n.committedEnd(), e.target());
                 return Optional.empty();
+            }
+            if (o instanceof RepairOutcome.SliceCollected c) {
+                LOG.error("WAL slice holding the evidence is being collected or gone, committed data may be lost:"
+                        + " stream={} offset={} slice={}", a.stream, a.offset, c.sliceId());
+                return Optional.of(new Outcome.NoEvidence());
             }
             IndexRecord occupant = ((RepairOutcome.KeyOccupied) o).occupant();
             LOG.error("generation-0 record is quarantined, repair will not revive it: stream={} offset={} range={}"

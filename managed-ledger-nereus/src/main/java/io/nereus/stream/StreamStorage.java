@@ -4,6 +4,8 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.GenerationZeroRepair;
+import io.nereus.generation.Collector;
+import io.nereus.generation.CollectorStats;
 import io.nereus.generation.Materializer;
 import io.nereus.generation.MaterializerStats;
 import io.nereus.generation.ObjectCoverage;
@@ -34,8 +36,8 @@ import org.apache.bookkeeper.client.BookKeeper;
 
 /**
  * One storage instance (one per broker): the WAL writer shared by all its streams, the WAL reader, the tail
- * cache, the generation resolver (reading WAL sections and stream objects) and the materializer that writes
- * higher generations, over a BookKeeper client, a {@link MetadataStore} and an {@link ObjectStore}
+ * cache, the generation resolver (reading WAL sections and stream objects), the materializer that writes
+ * higher generations and the garbage collector that deletes what nothing serves any more, over a BookKeeper client, a {@link MetadataStore} and an {@link ObjectStore}
  * that the caller owns and closes. Streams are opened by managed-ledger name; one handle per stream.
  */
 public final class StreamStorage implements AutoCloseable {
@@ -50,6 +52,7 @@ public final class StreamStorage implements AutoCloseable {
     private final BlockCache blocks;
     private final ObjectTargetReader objectReader;
     private final Materializer materializer;
+    private final Collector collector;
     private final Map<String, CompletableFuture<NereusStream>> streams = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -72,8 +75,12 @@ public final class StreamStorage implements AutoCloseable {
                 new TargetReaders(new WalTargetReader(reader), objectReader), repair.apply(reader),
                 config.cachedResolutions());
         this.materializer = new Materializer(config.materializer(), metadata.slices(), metadata.index(),
-                metadata.streams(), reader, writer, objectReader, objects, writerId, clock, resolver::invalidate);
+                metadata.streams(), reader, writer, objectReader, objects, writerId, clock,
+                config.collector().maxPublishDelay(), resolver::invalidate);
         this.materializer.start();
+        this.collector = new Collector(config.collector(), metadata.slices(), metadata.collection(),
+                metadata.catalog(), bk, reader, objects, writerId, clock);
+        this.collector.start();
     }
 
     /** Stream objects kept open (footer and index read) for readers. */
@@ -165,6 +172,16 @@ public final class StreamStorage implements AutoCloseable {
         return materializer.stats();
     }
 
+    /** Runs one garbage collector pass now (it also runs every configured interval). */
+    public CompletableFuture<Void> collectGarbage() {
+        return collector.runPass();
+    }
+
+    /** The garbage collector's counters and the last metadata census. */
+    public CollectorStats collectorStats() {
+        return collector.stats();
+    }
+
     /** The materializer of this instance (tests in its package set hooks on it). */
     public Materializer materializer() {
         return materializer;
@@ -203,12 +220,12 @@ public final class StreamStorage implements AutoCloseable {
         tail.clear();
     }
 
-    /** Counters of the tail cache since this instance started. */
     /** What this instance's WAL writer's group commit has done since it started. */
     public WalStats walStats() {
         return writer.stats();
     }
 
+    /** Counters of the tail cache since this instance started. */
     public TailCacheStats tailCacheStats() {
         return tail.stats();
     }
@@ -237,6 +254,7 @@ public final class StreamStorage implements AutoCloseable {
      */
     public CompletableFuture<Void> closeAsync() {
         closed = true;
+        collector.close();
         materializer.close();
         CompletableFuture<Void> writerDone = writer.closeAsync();
         reader.close();

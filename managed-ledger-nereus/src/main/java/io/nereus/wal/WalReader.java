@@ -168,6 +168,20 @@ public final class WalReader implements AutoCloseable {
         return bytesRead.sum();
     }
 
+    /**
+     * Forgets slice {@code sliceId} (its ledger was deleted): closes its handle and drops its cached batches, so that
+     * a read of it asks BookKeeper again and finds it missing.
+     */
+    public void forget(long sliceId) {
+        CompletableFuture<LedgerHandle> h = handles.remove(sliceId);
+        if (h != null) {
+            h.thenAccept(lh -> lh.asyncClose((rc, x, c) -> { }, null));
+        }
+        synchronized (batches) {
+            batches.keySet().removeIf(k -> k.sliceId() == sliceId);
+        }
+    }
+
     /** Forgets a cached batch (after its bytes proved unusable). */
     public void invalidate(long sliceId, long entryId) {
         synchronized (batches) {

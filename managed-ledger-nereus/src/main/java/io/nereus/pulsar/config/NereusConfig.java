@@ -39,7 +39,11 @@ import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_AGE_SECONDS
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITER_LEASE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITE_QUORUM;
+import static io.nereus.pulsar.config.NereusConfigKeys.COLLECTOR_INTERVAL_SECONDS;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_DELETE_GRACE_SECONDS;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_DELETE_GRACE_SECONDS;
 
+import io.nereus.generation.CollectorConfig;
 import io.nereus.generation.MaterializerConfig;
 import io.nereus.object.ObjectStoreConfig;
 import io.nereus.object.S3Credentials;
@@ -142,12 +146,17 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
                     Duration.ofSeconds(get(MATERIALIZER_INTERVAL_SECONDS, raw, conf).value()),
                     get(MATERIALIZER_MAX_BYTES_PER_SECOND, raw, conf).value(),
                     get(OBJECT_MERGE_MIN_OBJECTS, raw, conf).value(), get(OBJECT_BLOCK_CACHE_BYTES, raw, conf).value());
+            CollectorConfig collector = new CollectorConfig(
+                    Duration.ofSeconds(get(COLLECTOR_INTERVAL_SECONDS, raw, conf).value()),
+                    Duration.ofSeconds(get(WAL_DELETE_GRACE_SECONDS, raw, conf).value()),
+                    Duration.ofSeconds(get(OBJECT_DELETE_GRACE_SECONDS, raw, conf).value()));
             storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches,
-                    materializer);
+                    materializer, collector);
         } catch (IllegalArgumentException e) {
             // The per-key checks above cover WalConfig's and StorageConfig's; this reports a future rule they miss.
             throw new IllegalArgumentException("the nereusWal*, nereusRead*, nereusRepairMaxBatches, "
-                    + "nereusTailCacheBytes, nereusMaterializer* and nereusObject* settings are inconsistent: "
+                    + "nereusTailCacheBytes, nereusMaterializer*, nereusObject*, nereusCollector* and "
+                    + "nereusWalDeleteGraceSeconds settings are inconsistent: "
                     + e.getMessage(), e);
         }
         return new NereusConfig(clusterFile, embeddedDir, syncInterval, root, storage, objectStore(raw, conf));

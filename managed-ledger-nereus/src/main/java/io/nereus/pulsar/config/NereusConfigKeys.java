@@ -1,5 +1,6 @@
 package io.nereus.pulsar.config;
 
+import io.nereus.generation.CollectorConfig;
 import io.nereus.generation.MaterializerConfig;
 import io.nereus.object.ObjectStoreConfig;
 import io.nereus.stream.StorageConfig;
@@ -259,6 +260,25 @@ public final class NereusConfigKeys {
             MATERIALIZER.blockCacheBytes(), ">= 0", v -> v >= 0,
             "Bytes of object blocks kept in memory for readers (0: none).");
 
+    private static final CollectorConfig COLLECTOR = CollectorConfig.defaults();
+
+    public static final ConfigKey<Long> COLLECTOR_INTERVAL_SECONDS = longKey("nereusCollectorIntervalSeconds",
+            COLLECTOR.interval().toSeconds(), "1 to " + MAX_RECOVERY_SECONDS, v -> v >= 1 && v <= MAX_RECOVERY_SECONDS,
+            "Pause between the garbage collector's passes: WAL ledgers deleted, retired and unreferenced objects "
+                    + "deleted, deleted topics purged, and the metadata census logged.");
+
+    public static final ConfigKey<Long> WAL_DELETE_GRACE_SECONDS = longKey("nereusWalDeleteGraceSeconds",
+            COLLECTOR.walDeleteGrace().toSeconds(), "0 to " + MAX_RECOVERY_SECONDS,
+            v -> v >= 0 && v <= MAX_RECOVERY_SECONDS,
+            "How long a WAL slice whose data is all in objects, trimmed or deleted stays before its BookKeeper "
+                    + "ledger is deleted, for reads in flight.");
+
+    public static final ConfigKey<Long> OBJECT_DELETE_GRACE_SECONDS = longKey("nereusObjectDeleteGraceSeconds",
+            COLLECTOR.objectDeleteGrace().toSeconds(), "2 to " + MAX_RECOVERY_SECONDS * 24,
+            v -> v >= 2 && v <= MAX_RECOVERY_SECONDS * 24,
+            "How long an object that was merged or trimmed away, or never published, stays before it is deleted; "
+                    + "the materializer gives up an object it could not publish within half of this.");
+
     /** The keys that only mean something with {@code nereusObjectStoreType=s3}. */
     static final List<ConfigKey<?>> S3_KEYS = List.of(S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE,
             S3_ACCESS_KEY, S3_SECRET_KEY, S3_PART_BYTES);
@@ -272,7 +292,8 @@ public final class NereusConfigKeys {
             TAIL_CACHE_BYTES, READ_CACHED_BATCHES, READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES, OBJECT_STORE_TYPE,
             OBJECT_STORE_DIR, S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE, S3_ACCESS_KEY, S3_SECRET_KEY,
             S3_PART_BYTES, MATERIALIZER_ENABLED, OBJECT_TARGET_BYTES, OBJECT_BLOCK_BYTES, MATERIALIZER_INTERVAL_SECONDS,
-            MATERIALIZER_MAX_BYTES_PER_SECOND, OBJECT_MERGE_MIN_OBJECTS, OBJECT_BLOCK_CACHE_BYTES);
+            MATERIALIZER_MAX_BYTES_PER_SECOND, OBJECT_MERGE_MIN_OBJECTS, OBJECT_BLOCK_CACHE_BYTES,
+            COLLECTOR_INTERVAL_SECONDS, WAL_DELETE_GRACE_SECONDS, OBJECT_DELETE_GRACE_SECONDS);
 
     private NereusConfigKeys() {
     }

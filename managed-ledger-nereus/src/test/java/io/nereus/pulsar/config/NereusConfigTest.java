@@ -156,7 +156,13 @@ class NereusConfigTest {
                 parsed("nereusMaterializerMaxBytesPerSecond", "1000",
                         c -> c.storage().materializer().maxBytesPerSecond(), 1000L),
                 parsed("nereusObjectMergeMinObjects", "3", c -> c.storage().materializer().mergeMinObjects(), 3),
-                parsed("nereusObjectBlockCacheBytes", "0", c -> c.storage().materializer().blockCacheBytes(), 0L));
+                parsed("nereusObjectBlockCacheBytes", "0", c -> c.storage().materializer().blockCacheBytes(), 0L),
+                parsed("nereusCollectorIntervalSeconds", "7", c -> c.storage().collector().interval(),
+                        Duration.ofSeconds(7)),
+                parsed("nereusWalDeleteGraceSeconds", "0", c -> c.storage().collector().walDeleteGrace(),
+                        Duration.ZERO),
+                parsed("nereusObjectDeleteGraceSeconds", "90", c -> c.storage().collector().objectDeleteGrace(),
+                        Duration.ofSeconds(90)));
     }
 
     /** With nereusObjectStoreType=s3 and a bucket, each S3 key lands in its field of the S3 configuration. */
@@ -480,7 +486,7 @@ class NereusConfigTest {
         List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
 
         assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
-        assertThat(names).hasSize(39);
+        assertThat(names).hasSize(42);
         assertThat(NereusConfig.keys()).allSatisfy(k -> {
             assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
             assertThat(k.allowed()).as(k.name()).isNotBlank();
