@@ -121,6 +121,34 @@ public final class StandaloneBroker implements AutoCloseable {
         }
     }
 
+    /**
+     * The broker's BookKeeper client (the one its storage writes with). PulsarStandalone keeps its PulsarService in a
+     * package-private field without a getter, so it is read by reflection.
+     */
+    public org.apache.bookkeeper.client.BookKeeper bookKeeper() {
+        try {
+            java.lang.reflect.Field f = PulsarStandalone.class.getDeclaredField("broker");
+            f.setAccessible(true);
+            return ((org.apache.pulsar.broker.PulsarService) f.get(running())).getBookKeeperClient();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot reach the standalone's PulsarService", e);
+        }
+    }
+
+    /** Every ledger BookKeeper has now. */
+    public java.util.Set<Long> ledgers() throws Exception {
+        java.util.Set<Long> out = new java.util.TreeSet<>();
+        try (var listed = bookKeeper().newListLedgersOp().execute().get(30, TimeUnit.SECONDS)) {
+            listed.toIterable().forEach(out::add);
+        }
+        return out;
+    }
+
+    /** The directory of Nereus's filesystem object store (Nereus storage only). */
+    public Path objectStoreDir() {
+        return brokerDir.resolve("nereus-objects");
+    }
+
     /** The storage this broker runs. */
     public StorageMode storage() {
         return storage;
@@ -263,7 +291,7 @@ public final class StandaloneBroker implements AutoCloseable {
         conf.setManagedLedgerStorageClassName(storage.storageClassName());
         if (storage == StorageMode.NEREUS) {
             conf.getProperties().setProperty(NEREUS_FDB_DIR_KEY, brokerDir.resolve("nereus").toString());
-            conf.getProperties().setProperty(NEREUS_OBJECTS_DIR_KEY, brokerDir.resolve("nereus-objects").toString());
+            conf.getProperties().setProperty(NEREUS_OBJECTS_DIR_KEY, objectStoreDir().toString());
         }
         customize.accept(conf);
         return s;
