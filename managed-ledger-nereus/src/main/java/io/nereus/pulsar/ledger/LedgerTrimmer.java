@@ -1,9 +1,13 @@
 package io.nereus.pulsar.ledger;
 
+import io.nereus.error.ErrorCode;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.pulsar.cursor.NereusManagedCursor;
 import java.time.Clock;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.apache.bookkeeper.mledger.ManagedLedgerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -117,13 +121,19 @@ final class LedgerTrimmer {
                 return CompletableFuture.completedFuture(null);
             }
             // Readers stop below the target before the trim commits, so no reader is served an offset the
-            // stream has trimmed (the ledger's reads trust its own first offset); a failed trim gives them back.
+            // stream has trimmed (the ledger's reads trust its own first offset); a failed trim gives them back,
+            // except a refusal because a newer writer holds the stream: that writer may have trimmed further, and
+            // a refusal after the first of the trim's transactions leaves the head moved.
             long before = ledger.trimOffset();
             ledger.trimming(target);
-            return metadata.streams().trim(ledger.streamId(), target).handle((head, t) -> {
+            return metadata.streams().trim(ledger.streamId(), target, ledger.writerEpoch()).handle((head, t) -> {
                 if (t != null) {
-                    ledger.trimFailed(target, before);
-                    throw new java.util.concurrent.CompletionException(t);
+                    if (Failures.unwrap(t) instanceof NereusException e && e.code() == ErrorCode.FENCED) {
+                        ledger.fencedByNewerWriter();
+                    } else {
+                        ledger.trimFailed(target, before);
+                    }
+                    throw new CompletionException(t);
                 }
                 ledger.trimming(head.trimOffset());
                 LOG.debug("Trimmed ledger={} stream={} trimOffset={}", ledger.getName(), ledger.streamId(),

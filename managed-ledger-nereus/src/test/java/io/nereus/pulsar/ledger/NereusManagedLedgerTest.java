@@ -385,6 +385,25 @@ class NereusManagedLedgerTest {
     }
 
     @Test
+    void trim_byALedgerAnotherBrokerFenced_isRefusedAndTrimsNothing() throws Exception {
+        ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(2);
+        ManagedLedger first = broker("b1").open("fenced-trim", config);
+        for (int i = 0; i < 5; i++) {
+            first.addEntry(bytes("f" + i));
+        }
+        ManagedLedger second = broker("b2").open("fenced-trim", config);
+
+        CompletableFuture<Void> trimmed = new CompletableFuture<>();
+        first.trimConsumedLedgersInBackground(trimmed);
+
+        assertThatThrownBy(() -> await(trimmed)).as("no cursor: all 5 count as consumed, yet b1 no longer writes")
+                .hasCauseInstanceOf(ManagedLedgerException.ManagedLedgerFencedException.class);
+        var head = await(engine.metadata.streams().head(((NereusManagedLedger) second).streamId())).orElseThrow();
+        assertThat(head.trimOffset()).isZero();
+        assertThat(second.getNumberOfEntries()).isEqualTo(5);
+    }
+
+    @Test
     void trim_withInfiniteRetention_keepsConsumedEntries() throws Exception {
         ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(1).setRetentionTime(-1,
                 java.util.concurrent.TimeUnit.MINUTES);
