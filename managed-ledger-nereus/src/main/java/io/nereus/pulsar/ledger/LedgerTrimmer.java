@@ -135,7 +135,7 @@ final class LedgerTrimmer {
                     }
                     throw new CompletionException(t);
                 }
-                ledger.trimming(head.trimOffset());
+                ledger.trimmed(head.trimOffset());
                 LOG.debug("Trimmed ledger={} stream={} trimOffset={}", ledger.getName(), ledger.streamId(),
                         head.trimOffset());
                 return null;

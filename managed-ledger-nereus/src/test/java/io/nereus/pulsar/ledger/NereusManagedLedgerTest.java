@@ -385,6 +385,32 @@ class NereusManagedLedgerTest {
     }
 
     @Test
+    void sizes_afterTrimmingLargerEntries_countTheStoredEntriesOnly() throws Exception {
+        ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(2);
+        ManagedLedger ml = broker("b1").open("sized", config);
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        List<Position> p = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            p.add(ml.addEntry(new byte[1000]));
+        }
+        for (int i = 0; i < 3; i++) {
+            p.add(ml.addEntry(new byte[10]));
+        }
+        cursor.markDelete(p.get(3));
+        CompletableFuture<Void> trimmed = new CompletableFuture<>();
+        ml.trimConsumedLedgersInBackground(trimmed);
+        await(trimmed);
+        assertThat(ml.getNumberOfEntries()).as("the 4 large ones are consumed, 2 segments").isEqualTo(3);
+
+        assertThat(ml.getTotalSize()).isEqualTo(30);
+        assertThat(ml.getEstimatedBacklogSize()).as("what the size backlog quota compares").isEqualTo(30);
+        cursor.markDelete(p.get(4));
+        assertThat(ml.getEstimatedBacklogSize()).isEqualTo(20);
+        assertThat(ml.getEstimatedBacklogSize(p.get(5))).isEqualTo(10);
+        assertThat(cursor.getEstimatedSizeSinceMarkDeletePosition()).isEqualTo(20);
+    }
+
+    @Test
     void trim_byALedgerAnotherBrokerFenced_isRefusedAndTrimsNothing() throws Exception {
         ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(2);
         ManagedLedger first = broker("b1").open("fenced-trim", config);
