@@ -523,6 +523,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return sizes.bytesBetween(Math.max(trimOffset, offsetOf(position) + 1), committedEnd);
     }
 
+    /** Payload bytes of the stored entries from {@code offset} to the end, as {@link #getTotalSize()} counts. */
+    long storedBytesFrom(long offset) {
+        return sizes.bytesBetween(Math.max(trimOffset, offset), committedEnd);
+    }
+
     @Override
     public CompletableFuture<Long> getEarliestMessagePublishTimeInBacklog() {
         NereusManagedCursor slowest = (NereusManagedCursor) getSlowestConsumer();
@@ -804,14 +809,19 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         });
     }
 
-    /** Clears every cursor's backlog, then trims what retention allows. */
+    /**
+     * Clears every cursor's backlog, then trims everything consumed whatever the retention policy (as Pulsar's
+     * truncation deletes every ledger but the one being written): all whole segments but the one holding the last
+     * entry.
+     */
     @Override
     public CompletableFuture<Void> asyncTruncate() {
         List<CompletableFuture<Void>> clears = new ArrayList<>();
         for (NereusManagedCursor c : cursors.all()) {
             clears.add(c.clearBacklogAsync());
         }
-        return CompletableFuture.allOf(clears.toArray(CompletableFuture[]::new)).thenCompose(v -> trimmer.trimNow());
+        return CompletableFuture.allOf(clears.toArray(CompletableFuture[]::new))
+                .thenCompose(v -> trimmer.truncateNow());
     }
 
     /**

@@ -431,8 +431,9 @@ class NereusManagedLedgerTest {
 
     @Test
     void trim_withInfiniteRetention_keepsConsumedEntries() throws Exception {
+        // both limits -1 (a size of 0 would let consumed data go whatever the time, as on stock Pulsar)
         ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(1).setRetentionTime(-1,
-                java.util.concurrent.TimeUnit.MINUTES);
+                java.util.concurrent.TimeUnit.MINUTES).setRetentionSizeInMB(-1);
         ManagedLedger ml = broker("b1").open("retained", config);
         var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
         Position last = null;
