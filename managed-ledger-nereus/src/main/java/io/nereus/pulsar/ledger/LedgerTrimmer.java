@@ -26,8 +26,9 @@ import org.slf4j.LoggerFactory;
  * point only moves to a multiple of {@code managedLedgerMaxEntriesPerLedger}, so consumed data stays readable (by
  * readers starting at the earliest position, say) until a whole segment of it was consumed and is expired or over
  * the quota; the last entry is always kept. A segment is expired when its newest entry was published more than
- * the retention time ago (Pulsar takes the time its ledger was closed), found by a binary search over publish
- * times, which takes them to grow with the offset; its size is what {@link LedgerSizes} knows of it.
+ * the retention time ago (Pulsar takes the time its ledger was closed), found by a binary search over the segments'
+ * newest entries, which takes publish times to grow with the offset; its size is what {@link LedgerSizes} knows of
+ * it.
  *
  * <p>Runs are serialized and coalesced: a request while one runs queues at most one more run (a truncation if any
  * request for it was queued). The trim itself is conditional on the ledger's writer epoch; a ledger that another
@@ -136,16 +137,42 @@ final class LedgerTrimmer {
         if (retentionMillis < 0) {
             return trimTo(bySize);
         }
-        long cutoff = clock.millis() - retentionMillis;
-        return EntrySearch.newestMatching(ledger, first, candidate, e -> {
+        // what is over the quota goes anyway: the time decides above it
+        return timeBound(bySize, candidate, segment, clock.millis() - retentionMillis).thenCompose(this::trimTo);
+    }
+
+    /**
+     * The highest segment boundary in {@code (first, candidate]} whose segment is expired (its newest entry, just
+     * before the boundary, was published before {@code cutoff}); {@code first} when there is none. Needs
+     * {@code first < candidate}, {@code candidate} a boundary. A binary search
+     * over the segments (publish times growing with the offset), one entry read per step, after a first read of
+     * the lowest segment's newest entry: usually nothing expired since the last run and that one read decides.
+     */
+    private CompletableFuture<Long> timeBound(long first, long candidate, long segment, long cutoff) {
+        long lowest = first / segment + 1;
+        long highest = candidate / segment;
+        return expired(lowest * segment - 1, cutoff).thenCompose(expired -> expired
+                ? newestExpired(lowest + 1, highest, lowest, segment, cutoff)
+                : CompletableFuture.completedFuture(first));
+    }
+
+    private CompletableFuture<Long> newestExpired(long lo, long hi, long best, long segment, long cutoff) {
+        if (lo > hi) {
+            return CompletableFuture.completedFuture(best * segment);
+        }
+        long k = lo + (hi - lo) / 2;
+        return expired(k * segment - 1, cutoff).thenCompose(expired -> expired
+                ? newestExpired(k + 1, hi, k, segment, cutoff)
+                : newestExpired(lo, k - 1, best, segment, cutoff));
+    }
+
+    private CompletableFuture<Boolean> expired(long offset, long cutoff) {
+        return ledger.readOne(offset).thenApply(e -> {
             try {
                 return PublishTimes.of(e) < cutoff;
             } finally {
                 e.release();
             }
-        }).thenCompose(found -> {
-            long byTime = found.isPresent() ? floorToSegment(found.getAsLong() + 1, segment) : first;
-            return trimTo(Math.max(bySize, byTime));
         });
     }
 

@@ -136,6 +136,19 @@ class LedgerRetentionTest {
     }
 
     @Test
+    void timeOnly_overManySegments_findsTheNewestExpiredSegment() throws Exception {
+        ManagedLedger ml = factory.open("by-time-many", segmentsOf2(10, -1));
+        long[] minutesAgo = new long[21];
+        for (int i = 0; i < minutesAgo.length; i++) {
+            minutesAgo[i] = i <= 12 ? 40 - i : 1; // 0-12 older than 10 minutes, 13-20 younger
+        }
+
+        consumeAndTrim(ml, published(minutesAgo), 0);
+
+        assertThat(ml.getNumberOfEntries()).as("[12, 14) holds the young 13 and stays").isEqualTo(9);
+    }
+
+    @Test
     void sizeOnly_trimsConsumedSegmentsWhileTheRestHoldsTheRetentionSize() throws Exception {
         ManagedLedger ml = factory.open("by-size", segmentsOf2(-1, 1));
 
