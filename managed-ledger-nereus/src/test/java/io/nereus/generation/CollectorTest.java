@@ -214,7 +214,8 @@ class CollectorTest {
         long slice = slices(WalSliceState.SEALED).iterator().next();
         // streams 0 and 1 are trimmed to their end, stream 2 keeps its data in this slice only
         for (int i = 0; i < 2; i++) {
-            await(engine.metadata.streams().trim(streams.get(i).id(), expected.get(i).size()));
+            await(engine.metadata.streams().trim(streams.get(i).id(), expected.get(i).size(),
+                    await(streams.get(i).head()).writerEpoch()));
         }
         clock.advance(WAL_GRACE);
         await(storage.collectGarbage());
@@ -225,7 +226,8 @@ class CollectorTest {
         StreamStorage cold = storage("reader");
         assertThat(texts(readAll(await(cold.openStream("keep-2")), 0, 1000))).containsExactlyElementsOf(expected.get(2));
 
-        await(engine.metadata.streams().trim(streams.get(2).id(), expected.get(2).size()));
+        await(engine.metadata.streams().trim(streams.get(2).id(), expected.get(2).size(),
+                await(streams.get(2).head()).writerEpoch()));
         await(storage.collectGarbage());
         clock.advance(WAL_GRACE);
         await(storage.collectGarbage());

@@ -182,7 +182,8 @@ class GenerationZeroRepairTest {
         appendRounds();
         StreamId id = ids.get("topic-0");
         long trimAt = 5;
-        await(metadata.streams().trim(id, trimAt));
+        long writerEpoch = await(metadata.streams().head(id)).orElseThrow().writerEpoch();
+        await(metadata.streams().trim(id, trimAt, writerEpoch));
         deleteGenerationZero(id);
 
         NereusStream s = await(storage("reader", 10_000).openStream("topic-0"));

@@ -340,7 +340,8 @@ class MaterializerTest {
         StreamId repaired = streams.get(1).id();
         storage.materializer().beforePublish(request -> {
             if (request.stream().equals(trimmed)) {
-                return engine.metadata.streams().trim(trimmed, 1).thenApply(h -> null);
+                return engine.metadata.streams().head(trimmed).thenCompose(head -> engine.metadata.streams()
+                        .trim(trimmed, 1, head.orElseThrow().writerEpoch())).thenApply(h -> null);
             }
             return engine.metadata.index().quarantine(request.sources().get(0).key()).thenApply(r -> null);
         });

@@ -248,9 +248,9 @@ class StreamStorageTest {
     @Test
     void read_belowTrim_returnsOffsetTrimmed() {
         NereusStream s = await(storage("broker-a").openStream("trimmed"));
-        await(s.acquireWriter());
+        long epoch = await(s.acquireWriter());
         await(s.append(List.of(AppendEntry.of(payload("0")), AppendEntry.of(payload("1")))));
-        await(metadata.streams().trim(s.id(), 1));
+        await(metadata.streams().trim(s.id(), 1, epoch));
         assertThatThrownBy(() -> await(s.read(ReadView.COMMITTED, 0, 1, 100, BoundaryMode.EXACT_START)))
                 .isInstanceOfSatisfying(NereusException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.OFFSET_TRIMMED));
@@ -262,7 +262,7 @@ class StreamStorageTest {
     void read_withTheWritersReadableRange_answersAsTheHeadDoes_evenWhenItLagsATrim() {
         StreamStorage storage = storage("broker-a");
         NereusStream s = await(storage.openStream("known-range"));
-        await(s.acquireWriter());
+        long epoch = await(s.acquireWriter());
         for (int i = 0; i < 4; i++) {
             await(s.append(List.of(AppendEntry.of(payload("p" + i)))));
         }
@@ -277,7 +277,7 @@ class StreamStorageTest {
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.OFFSET_TRIMMED));
 
         // a range that lags a trim (the stored head moved on) still never serves a trimmed offset from storage
-        await(metadata.streams().trim(s.id(), 2));
+        await(metadata.streams().trim(s.id(), 2, epoch));
         NereusStream cold = await(storage("broker-b").openStream("known-range"));
         assertThatThrownBy(() -> await(cold.read(ReadView.COMMITTED, 0, 1, 100, BoundaryMode.EXACT_START, known)))
                 .isInstanceOfSatisfying(NereusException.class,

@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Stream heads and what moves them: writer acquisition (the epoch that fences earlier writers), the commit of
  * acknowledged WAL batches (head, generation-0 records, the stream's INTENT in each slice and its range in the
- * slice), seal and trim. Owns {@code (STREAM, sid, HEAD)} and {@code (STREAM, sid, INTENT, slice)}; writes
+ * slice), seal and trim; commit, seal and trim are conditional on the writer epoch the caller holds. Owns {@code (STREAM, sid, HEAD)} and {@code (STREAM, sid, INTENT, slice)}; writes
  * generation-0 index records and the per-stream slice ranges {@code (WAL, slice, sid)}, reads the slice records
  * of {@link WalSliceStore}, and, when trimming, moves records below the trim offset to RETIRED.
  *
@@ -88,14 +88,19 @@ public final class StreamCommitStore {
     public CompletableFuture<StreamHead> seal(StreamId stream, long writerEpoch) {
         return guard(() -> tx.run(tr -> records.head(tr, stream).thenApply(h -> {
             StreamHead head = h.orElseThrow(() -> StoredRecords.unknownStream(stream));
-            if (head.writerEpoch() != writerEpoch) {
-                throw new NereusException(ErrorCode.FENCED, ErrorContext.of("stream", stream,
-                        "headEpoch", head.writerEpoch(), "requestEpoch", writerEpoch));
-            }
+            requireEpoch(stream, head, writerEpoch);
             StreamHead next = head.withState(StreamState.SEALED);
             tr.set(ks.headKey(stream), StreamHeadCodec.INSTANCE.encode(next));
             return next;
         })));
+    }
+
+    /** Refuses, with FENCED naming the stream and both epochs, a request whose epoch is not the head's. */
+    private static void requireEpoch(StreamId stream, StreamHead head, long writerEpoch) {
+        if (head.writerEpoch() != writerEpoch) {
+            throw new NereusException(ErrorCode.FENCED, ErrorContext.of("stream", stream,
+                    "headEpoch", head.writerEpoch(), "requestEpoch", writerEpoch));
+        }
     }
 
     // ---- commit ----
@@ -256,28 +261,33 @@ public final class StreamCommitStore {
 
     /**
      * Advances the trim offset to {@code trimOffset} (never lowers it) and moves every record lying wholly
-     * below it, in every view and in the lookup and FALLBACK spaces, to RETIRED so its target is listed for garbage collection. The head moves in the
-     * first transaction, so readers see the offsets trimmed at once; records move in bounded batches.
+     * below it, in every view and in the lookup and FALLBACK spaces, to RETIRED so its target is listed for garbage
+     * collection. The head moves in the first transaction, so readers see the offsets trimmed at once; records move
+     * in bounded batches. Conditional on {@code writerEpoch}, like {@link #seal}: every transaction of the series
+     * reads the head and refuses when it holds another epoch, so a writer that was fenced moves nothing. A writer
+     * fenced between two transactions of one trim stops there: the head it moved stays moved (it held the stream
+     * then), and the records still below the trim offset are moved by the next trim of the stream.
      *
-     * @return a future of the head after the trim; failing with {@link NereusException} NOT_FOUND when the
-     *         stream has no head, or {@link IllegalArgumentException} when {@code trimOffset} is beyond the
-     *         committed end
+     * @return a future of the head after the trim; failing with {@link NereusException} FENCED (context stream,
+     *         headEpoch, requestEpoch) when the head has another writer epoch, NOT_FOUND when the stream has no
+     *         head, or {@link IllegalArgumentException} when {@code trimOffset} is beyond the committed end
      */
-    public CompletableFuture<StreamHead> trim(StreamId stream, long trimOffset) {
+    public CompletableFuture<StreamHead> trim(StreamId stream, long trimOffset, long writerEpoch) {
         return guard(() -> {
             if (trimOffset < 0) {
                 throw new IllegalArgumentException("trim offset must be >= 0: " + trimOffset);
             }
             AtomicReference<StreamHead> last = new AtomicReference<>();
-            return tx.repeat(() -> tx.run(tr -> trimStep(tr, stream, trimOffset, last)))
+            return tx.repeat(() -> tx.run(tr -> trimStep(tr, stream, trimOffset, writerEpoch, last)))
                     .thenApply(ignored -> last.get());
         });
     }
 
-    private CompletableFuture<Boolean> trimStep(Transaction tr, StreamId stream, long trimOffset,
+    private CompletableFuture<Boolean> trimStep(Transaction tr, StreamId stream, long trimOffset, long writerEpoch,
             AtomicReference<StreamHead> last) {
         return records.head(tr, stream).thenCompose(h -> {
             StreamHead head = h.orElseThrow(() -> StoredRecords.unknownStream(stream));
+            requireEpoch(stream, head, writerEpoch);
             StreamHead next = head.withTrimOffset(trimOffset);
             if (!next.equals(head)) {
                 tr.set(ks.headKey(stream), StreamHeadCodec.INSTANCE.encode(next));

@@ -128,7 +128,7 @@ class CollectionStoreTest {
 
     @Test
     void trimmedAndDeletedStreams_holdNothing() {
-        await(streams.trim(a, 8));
+        await(streams.trim(a, 8, ea));
         await(f.catalog.deleteStream("b"));
         assertThat(retire(1, a)).isEmpty();
         assertThat(retire(1, b)).isEmpty();
@@ -188,7 +188,7 @@ class CollectionStoreTest {
         assertThat(before.bytes()).isPositive();
         assertThat(before.toString()).startsWith("keys=" + before.keys() + " bytes=" + before.bytes() + " ")
                 .contains(" index=6");
-        await(streams.trim(a, 8));
+        await(streams.trim(a, 8, ea));
         MetadataCensus after = await(collection.census());
         assertThat(after.byKind()).containsEntry("index", 4L).containsEntry("retired", 2L);
         assertThat(Map.copyOf(after.byKind())).isNotEqualTo(before.byKind());

@@ -112,7 +112,7 @@ class GenerationIndexModelTest {
                 } else if (action < 88) {
                     if (committedEnd > trim) {
                         trim += rnd.nextInt((int) Math.min(8, committedEnd - trim) + 1);
-                        assertThat(await(store.streams().trim(s, trim)).trimOffset()).as(where).isEqualTo(trim);
+                        assertThat(await(store.streams().trim(s, trim, epoch)).trimOffset()).as(where).isEqualTo(trim);
                     }
                 } else {
                     IndexRecord beyond = new IndexRecord(s, ReadView.COMMITTED, OffsetRange.of(committedEnd, committedEnd + 5),

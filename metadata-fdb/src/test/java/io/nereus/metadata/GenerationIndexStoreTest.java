@@ -42,7 +42,7 @@ class GenerationIndexStoreTest {
         assertThat(((IndexLookup.Resolved) l).preferred().range()).isEqualTo(OffsetRange.of(6, 8));
         assertThat(await(index.lookup(s, ReadView.COMMITTED, 20))).isEqualTo(new IndexLookup.NotYetCommitted(20));
         assertThat(await(index.lookup(s, ReadView.TOPIC_COMPACTED, 7))).isEqualTo(new IndexLookup.Unindexed(7));
-        await(streams.trim(s, 5));
+        await(streams.trim(s, 5, e));
         assertThat(await(index.lookup(s, ReadView.COMMITTED, 4))).isEqualTo(new IndexLookup.Trimmed(5));
         assertThat(await(index.lookup(s, ReadView.COMMITTED, 5))).isInstanceOf(IndexLookup.Resolved.class);
         assertThat(thrown(ErrorCode.NOT_FOUND, () -> await(index.lookup(StreamId.of(77), ReadView.COMMITTED, 0)))

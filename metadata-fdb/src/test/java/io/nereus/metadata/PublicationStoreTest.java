@@ -20,12 +20,13 @@ class PublicationStoreTest {
     private final StreamCommitStore streams = f.streams;
     private final GenerationIndexStore index = f.index;
     private StreamId s;
+    private long e;
 
     @BeforeEach
     void appendThreeBatches() {
         f.openSlices(1);
         s = f.newStream("a");
-        long e = f.acquire(s);
+        e = f.acquire(s);
         await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
         await(streams.commit(List.of(append(s, e, 4, 8, 1, 1, 0))));
         await(streams.commit(List.of(append(s, e, 8, 12, 1, 2, 0))));
@@ -78,7 +79,7 @@ class PublicationStoreTest {
     @Test
     void publish_belowTrim_isRefusedAsTrimmed() {
         PublicationRequest req = request(ReadView.COMMITTED, "obj-1", 0, 8);
-        await(streams.trim(s, 2));
+        await(streams.trim(s, 2, e));
         assertThat(await(index.publish(req))).isEqualTo(new PublicationOutcome.Trimmed(2));
     }
 
@@ -151,7 +152,7 @@ class PublicationStoreTest {
                 .containsExactly(published);
         assertThat(((IndexLookup.Resolved) await(index.lookup(s, ReadView.COMMITTED, 2))).candidates()).hasSize(2);
 
-        await(streams.trim(s, 8));
+        await(streams.trim(s, 8, e));
         assertThat(await(index.fallbackRecords(s, ReadView.COMMITTED))).isEmpty();
         assertThat(await(index.retiredRecords(s, 10))).extracting(IndexRecord::range)
                 .containsExactlyInAnyOrder(OffsetRange.of(0, 4), OffsetRange.of(4, 8), OffsetRange.of(0, 8));

@@ -109,7 +109,7 @@ class RepairStoreTest {
         await(streams.commit(List.of(second)));
         await(streams.commit(List.of(append(s, e, 8, 9, 1, 2, 0))));
         clearRecord(second.generationZeroRecord());
-        await(streams.trim(s, 6));
+        await(streams.trim(s, 6, e));
 
         assertThat(await(index.repairGenerationZero(requestFor(first)))).isEqualTo(new RepairOutcome.Trimmed(6));
         assertThat(await(index.repairGenerationZero(requestFor(second))))

@@ -181,15 +181,35 @@ class StreamCommitStoreTest {
         for (int i = 0; i < 5; i++) {
             await(streams.commit(List.of(append(s, e, 3L * i, 3L * i + 3, 1, i, 0))));
         }
-        StreamHead h = await(streams.trim(s, 7));
+        StreamHead h = await(streams.trim(s, 7, e));
         assertThat(h.trimOffset()).isEqualTo(7);
         assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.of(6, 9), OffsetRange.of(9, 12), OffsetRange.of(12, 15));
         assertThat(await(index.retiredRecords(s, 100))).extracting(IndexRecord::state).containsOnly(IndexRecordState.RETIRED);
         assertThat(await(index.retiredRecords(s, 100))).extracting(IndexRecord::target)
                 .containsExactly(new WalTarget(1, 0, 0), new WalTarget(1, 1, 0));
-        assertThat(await(streams.trim(s, 3)).trimOffset()).as("never lowered").isEqualTo(7);
-        assertThatThrownBy(() -> await(streams.trim(s, 16))).hasMessageContaining("beyond committedEnd");
+        assertThat(await(streams.trim(s, 3, e)).trimOffset()).as("never lowered").isEqualTo(7);
+        assertThatThrownBy(() -> await(streams.trim(s, 16, e))).hasMessageContaining("beyond committedEnd");
+    }
+
+    @Test
+    void trim_byAFencedWriter_isRefusedAndMovesNothing() {
+        StreamId s = f.newStream("a");
+        long old = f.acquire(s);
+        for (int i = 0; i < 3; i++) {
+            await(streams.commit(List.of(append(s, old, 2L * i, 2L * i + 2, 1, i, 0))));
+        }
+        long current = f.acquire(s);
+        StreamHead before = await(streams.head(s)).orElseThrow();
+
+        assertThat(thrown(ErrorCode.FENCED, () -> await(streams.trim(s, 4, old))).context())
+                .containsEntry("stream", s).containsEntry("headEpoch", current).containsEntry("requestEpoch", old);
+
+        assertThat(await(streams.head(s)).orElseThrow()).isEqualTo(before);
+        assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).extracting(IndexRecord::range)
+                .containsExactly(OffsetRange.of(0, 2), OffsetRange.of(2, 4), OffsetRange.of(4, 6));
+        assertThat(await(index.retiredRecords(s, 100))).isEmpty();
+        assertThat(await(streams.trim(s, 4, current)).trimOffset()).as("the current writer may").isEqualTo(4);
     }
 
     @Test
@@ -202,7 +222,7 @@ class StreamCommitStoreTest {
             await(streams.commit(List.of(append(s, e, i, i + 1L, 1, i, 0))));
         }
         assertThat(none).isEmpty();
-        await(streams.trim(s, n));
+        await(streams.trim(s, n, e));
         assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).isEmpty();
         assertThat(await(index.retiredRecords(s, 10_000))).hasSize(n);
     }

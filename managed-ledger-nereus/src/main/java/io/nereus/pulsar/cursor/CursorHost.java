@@ -77,7 +77,10 @@ public interface CursorHost extends EntryReader {
 
     long writerEpoch();
 
-    /** Average stored entry size in bytes (0 when empty), for byte estimates of offset ranges. */
+    /**
+     * Average stored entry size in bytes (over the stream's life when none is stored, 0 for an empty stream), for
+     * byte estimates of offset ranges.
+     */
     double averageEntryBytes();
 
     /**

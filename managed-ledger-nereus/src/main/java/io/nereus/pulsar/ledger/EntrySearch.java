@@ -8,7 +8,7 @@ import org.apache.bookkeeper.mledger.Entry;
 
 /**
  * Binary search over a ledger's entries for the newest one matching a predicate that holds for a prefix of the
- * range (publish time at or before a bound, for seek-by-time, expiry and retention): reads one entry per step,
+ * range (publish time at or before a bound, for seek-by-time and expiry): reads one entry per step,
  * about log2(n) reads. As in Pulsar's own search, the predicate owns each entry it is given and releases it.
  */
 final class EntrySearch {

@@ -24,8 +24,8 @@ import org.apache.bookkeeper.mledger.intercept.ManagedLedgerInterceptor;
  * <p>Owner: the ledger's ordered executor (STYLE §7), as in Pulsar's own managed ledger. An append hops onto it
  * once, is checked and handed to the stream there in call order, and completes there in commit order (the stream
  * completes one stream's appends in offset order); no lock is held. {@link #handedOff} runs on the same executor,
- * so terminate sees every append that passed the check. {@code lastAdd} and {@code committedBytes} change only on
- * the executor; counters other threads read are atomics or volatile.
+ * so terminate sees every append that passed the check. {@code lastAdd} changes only on the executor; counters
+ * other threads read are atomics.
  */
 final class LedgerAppends {
     private final NereusManagedLedger ledger;
@@ -34,16 +34,13 @@ final class LedgerAppends {
     private final Executor executor;
     private final AtomicInteger pending = new AtomicInteger();
     private final AtomicLong entriesAdded = new AtomicLong();
-    private volatile long committedBytes;
     private CompletableFuture<?> lastAdd = CompletableFuture.completedFuture(null); // executor only
 
-    LedgerAppends(NereusManagedLedger ledger, NereusStream stream, NereusLedgerStats stats, Executor executor,
-            long committedBytes) {
+    LedgerAppends(NereusManagedLedger ledger, NereusStream stream, NereusLedgerStats stats, Executor executor) {
         this.ledger = ledger;
         this.stream = stream;
         this.stats = stats;
         this.executor = executor;
-        this.committedBytes = committedBytes;
     }
 
     /** Appends one entry; completes on the ledger's executor with its position, in commit order. */
@@ -95,9 +92,8 @@ final class LedgerAppends {
                 result.completeExceptionally(e);
                 return;
             }
-            committedBytes += bytes.length;
             entriesAdded.incrementAndGet();
-            ledger.committed(range);
+            ledger.committed(range, bytes.length);
             long micros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - started);
             stats.addAddEntrySample(bytes.length);
             stats.addAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
@@ -127,10 +123,5 @@ final class LedgerAppends {
 
     long entriesAdded() {
         return entriesAdded.get();
-    }
-
-    /** Payload bytes committed to the stream, from its creation (the head's cumulative count at open). */
-    long committedBytes() {
-        return committedBytes;
     }
 }

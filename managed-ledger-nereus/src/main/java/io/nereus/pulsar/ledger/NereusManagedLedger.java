@@ -74,6 +74,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final LedgerCursors cursors = new LedgerCursors(this);
     private final LedgerReads reads;
     private final LedgerAppends appends;
+    private final LedgerSizes sizes;
     private final LedgerPropertiesState properties;
     private final LedgerOffload offload;
     private final long createdAtMillis;
@@ -103,7 +104,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         this.waiters = new CommitPurgatory(executor, head.committedEnd());
         this.stats = new NereusLedgerStats(this);
         this.reads = new LedgerReads(this, stream, stats);
-        this.appends = new LedgerAppends(this, stream, stats, executor, head.cumulativeBytes());
+        this.appends = new LedgerAppends(this, stream, stats, executor);
+        this.sizes = new LedgerSizes(head.trimOffset(), head.committedEnd(), head.cumulativeBytes());
         this.trimmer = new LedgerTrimmer(this, factory.metadata(), clock);
         this.offload = new LedgerOffload(this, factory.streams(), clock);
         this.properties = new LedgerPropertiesState(cursorStore, stream.id(), writerEpoch, this::checkWritten, p -> {
@@ -228,10 +230,10 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return writerEpoch;
     }
 
+    /** The average payload bytes of the stored entries (see {@link LedgerSizes}). */
     @Override
     public double averageEntryBytes() {
-        long end = committedEnd;
-        return end == 0 ? 0 : (double) appends.committedBytes() / end;
+        return sizes.averageEntryBytes(trimOffset);
     }
 
     @Override
@@ -316,8 +318,12 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return appends.add(op, numberOfMessages, config.getManagedLedgerInterceptor());
     }
 
-    /** An append committed {@code range}: the committed end moves and the readers parked below it wake. */
-    void committed(OffsetRange range) {
+    /**
+     * An append committed {@code range} of {@code bytes} payload bytes: the committed end moves and the readers
+     * parked below it wake.
+     */
+    void committed(OffsetRange range, long bytes) {
+        sizes.committed(range.end(), bytes, config.getMaxEntriesPerLedger());
         if (range.end() > committedEnd) {
             committedEnd = range.end();
         }
@@ -489,31 +495,37 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     /**
-     * Payload bytes of the entries still stored. Exact until the first trim; after it, estimated from the
-     * average entry size (the head keeps only the cumulative byte count).
+     * Payload bytes of the entries still stored: exact once this ledger trimmed to a point it committed itself
+     * (or while the stream was never trimmed); until then the bytes below the trim point are estimated from the
+     * average entry (see {@link LedgerSizes}).
      */
     @Override
     public long getTotalSize() {
-        return bytesOf(getNumberOfEntries());
+        return sizes.bytesBetween(trimOffset, committedEnd);
     }
 
-    long bytesOf(long entries) {
-        return Math.round(entries * averageEntryBytes());
-    }
-
+    /**
+     * Payload bytes after the slowest durable cursor's mark-delete position (what the size backlog quota
+     * compares); 0 without durable cursors. Exact at segment boundaries, like {@link #getTotalSize()};
+     * interpolated inside a segment, as Pulsar does inside a ledger.
+     */
     @Override
     public long getEstimatedBacklogSize() {
         NereusManagedCursor slowest = (NereusManagedCursor) getSlowestConsumer();
         if (slowest == null) {
             return 0;
         }
-        return bytesOf(Math.max(0, committedEnd - Math.max(trimOffset, slowest.markDeleteEnd())));
+        return sizes.bytesBetween(Math.max(trimOffset, slowest.markDeleteEnd()), committedEnd);
     }
 
     @Override
     public long getEstimatedBacklogSize(Position position) {
-        long from = Math.max(trimOffset, offsetOf(position) + 1);
-        return bytesOf(Math.max(0, committedEnd - from));
+        return sizes.bytesBetween(Math.max(trimOffset, offsetOf(position) + 1), committedEnd);
+    }
+
+    /** Payload bytes of the stored entries from {@code offset} to the end, as {@link #getTotalSize()} counts. */
+    long storedBytesFrom(long offset) {
+        return sizes.bytesBetween(Math.max(trimOffset, offset), committedEnd);
     }
 
     @Override
@@ -631,6 +643,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             terminated = appends.handedOff().thenCompose(lastAdd -> lastAdd.handle((r, t) -> null))
                     .thenCompose(ignored -> factory.metadata().streams().seal(streamId(), writerEpoch))
                     .thenAccept(head -> {
+                        sizes.caughtUp(head.committedEnd(), head.cumulativeBytes());
                         committedEnd = Math.max(committedEnd, head.committedEnd());
                         waiters.releaseAll();
                         LOG.info("Terminated managed ledger name={} stream={} lastConfirmed={}", name, streamId(),
@@ -796,24 +809,35 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         });
     }
 
-    /** Clears every cursor's backlog, then trims what retention allows. */
+    /**
+     * Clears every cursor's backlog, then trims everything consumed whatever the retention policy (as Pulsar's
+     * truncation deletes every ledger but the one being written): all whole segments but the one holding the last
+     * entry.
+     */
     @Override
     public CompletableFuture<Void> asyncTruncate() {
         List<CompletableFuture<Void>> clears = new ArrayList<>();
         for (NereusManagedCursor c : cursors.all()) {
             clears.add(c.clearBacklogAsync());
         }
-        return CompletableFuture.allOf(clears.toArray(CompletableFuture[]::new)).thenCompose(v -> trimmer.trimNow());
+        return CompletableFuture.allOf(clears.toArray(CompletableFuture[]::new))
+                .thenCompose(v -> trimmer.truncateNow());
     }
 
     /**
-     * Moves the first readable offset up to {@code newTrimOffset} (never down). Only the trimmer calls this and
-     * {@link #trimFailed}, one run at a time, so the volatile field has one writer.
+     * Moves the first readable offset up to {@code newTrimOffset} (never down). Only the trimmer calls this,
+     * {@link #trimFailed} and {@link #trimmed}, one run at a time, so the volatile field has one writer.
      */
     void trimming(long newTrimOffset) {
         if (newTrimOffset > trimOffset) {
             trimOffset = Math.min(newTrimOffset, committedEnd);
         }
+    }
+
+    /** The stream's head now trims below {@code newTrimOffset}. */
+    void trimmed(long newTrimOffset) {
+        trimming(newTrimOffset);
+        sizes.trimmed(trimOffset);
     }
 
     /** A trim to {@code target} failed: the offsets from {@code before} are readable again. */

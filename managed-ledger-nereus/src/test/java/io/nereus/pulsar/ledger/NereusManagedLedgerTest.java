@@ -385,9 +385,55 @@ class NereusManagedLedgerTest {
     }
 
     @Test
+    void sizes_afterTrimmingLargerEntries_countTheStoredEntriesOnly() throws Exception {
+        ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(2);
+        ManagedLedger ml = broker("b1").open("sized", config);
+        var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
+        List<Position> p = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            p.add(ml.addEntry(new byte[1000]));
+        }
+        for (int i = 0; i < 3; i++) {
+            p.add(ml.addEntry(new byte[10]));
+        }
+        cursor.markDelete(p.get(3));
+        CompletableFuture<Void> trimmed = new CompletableFuture<>();
+        ml.trimConsumedLedgersInBackground(trimmed);
+        await(trimmed);
+        assertThat(ml.getNumberOfEntries()).as("the 4 large ones are consumed, 2 segments").isEqualTo(3);
+
+        assertThat(ml.getTotalSize()).isEqualTo(30);
+        assertThat(ml.getEstimatedBacklogSize()).as("what the size backlog quota compares").isEqualTo(30);
+        cursor.markDelete(p.get(4));
+        assertThat(ml.getEstimatedBacklogSize()).isEqualTo(20);
+        assertThat(ml.getEstimatedBacklogSize(p.get(5))).isEqualTo(10);
+        assertThat(cursor.getEstimatedSizeSinceMarkDeletePosition()).isEqualTo(20);
+    }
+
+    @Test
+    void trim_byALedgerAnotherBrokerFenced_isRefusedAndTrimsNothing() throws Exception {
+        ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(2);
+        ManagedLedger first = broker("b1").open("fenced-trim", config);
+        for (int i = 0; i < 5; i++) {
+            first.addEntry(bytes("f" + i));
+        }
+        ManagedLedger second = broker("b2").open("fenced-trim", config);
+
+        CompletableFuture<Void> trimmed = new CompletableFuture<>();
+        first.trimConsumedLedgersInBackground(trimmed);
+
+        assertThatThrownBy(() -> await(trimmed)).as("no cursor: all 5 count as consumed, yet b1 no longer writes")
+                .hasCauseInstanceOf(ManagedLedgerException.ManagedLedgerFencedException.class);
+        var head = await(engine.metadata.streams().head(((NereusManagedLedger) second).streamId())).orElseThrow();
+        assertThat(head.trimOffset()).isZero();
+        assertThat(second.getNumberOfEntries()).isEqualTo(5);
+    }
+
+    @Test
     void trim_withInfiniteRetention_keepsConsumedEntries() throws Exception {
+        // both limits -1 (a size of 0 would let consumed data go whatever the time, as on stock Pulsar)
         ManagedLedgerConfig config = new ManagedLedgerConfig().setMaxEntriesPerLedger(1).setRetentionTime(-1,
-                java.util.concurrent.TimeUnit.MINUTES);
+                java.util.concurrent.TimeUnit.MINUTES).setRetentionSizeInMB(-1);
         ManagedLedger ml = broker("b1").open("retained", config);
         var cursor = ml.openCursor("c", org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition.Earliest);
         Position last = null;
