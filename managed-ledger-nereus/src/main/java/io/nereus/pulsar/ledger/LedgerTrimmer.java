@@ -144,9 +144,9 @@ final class LedgerTrimmer {
     /**
      * The highest segment boundary in {@code (first, candidate]} whose segment is expired (its newest entry, just
      * before the boundary, was published before {@code cutoff}); {@code first} when there is none. Needs
-     * {@code first < candidate}, {@code candidate} a boundary. A binary search
-     * over the segments (publish times growing with the offset), one entry read per step, after a first read of
-     * the lowest segment's newest entry: usually nothing expired since the last run and that one read decides.
+     * {@code first < candidate} and {@code candidate} a boundary. A binary search over the segments (publish times
+     * growing with the offset), one entry read per step, after a first read of the lowest segment's newest entry:
+     * usually nothing expired since the last run, and that one read decides.
      */
     private CompletableFuture<Long> timeBound(long first, long candidate, long segment, long cutoff) {
         long lowest = first / segment + 1;

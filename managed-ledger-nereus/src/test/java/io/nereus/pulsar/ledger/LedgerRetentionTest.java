@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongUnaryOperator;
 import org.apache.bookkeeper.common.util.OrderedExecutor;
 import org.apache.bookkeeper.mledger.ManagedCursor;
 import org.apache.bookkeeper.mledger.ManagedLedger;
@@ -203,7 +204,7 @@ class LedgerRetentionTest {
     @Test
     void sizeBound_isTheHighestBoundaryWhoseRestHoldsTheQuota() {
         // 10 stored entries of 1 byte each from offset 3 (the trim point, not a boundary) to 13, segments of 4
-        java.util.function.LongUnaryOperator bytesFrom = o -> Math.max(0, 13 - Math.max(o, 3));
+        LongUnaryOperator bytesFrom = o -> Math.max(0, 13 - Math.max(o, 3));
         assertThat(LedgerTrimmer.sizeBound(3, 12, 4, 5, bytesFrom)).as("from 8 five bytes remain").isEqualTo(8);
         assertThat(LedgerTrimmer.sizeBound(3, 12, 4, 0, bytesFrom)).isEqualTo(12);
         assertThat(LedgerTrimmer.sizeBound(3, 12, 4, 10, bytesFrom)).as("no boundary keeps 10").isEqualTo(3);
