@@ -49,15 +49,27 @@ class TransactionFuturesTest {
     @Test
     void aCallbackBlockingOnALaterResult_doesNotHoldItBack() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
+        CompletableFuture<Void> gate = new CompletableFuture<>();
         try {
-            TransactionFutures futures = new TransactionFutures(pool);
+            // drains wait for the gate, so the callback below is attached before the first result is delivered
+            TransactionFutures futures = new TransactionFutures(r -> pool.execute(() -> {
+                gate.join();
+                r.run();
+            }));
             CompletableFuture<String> later = new CompletableFuture<>();
-            CompletableFuture<String> first = futures.<String>deliver("first", null)
-                    .thenApply(v -> v + "+" + later.join());
+            CompletableFuture<String> first = futures.<String>deliver("first", null).thenApply(v -> {
+                try {
+                    return v + "+" + later.get(10, TimeUnit.SECONDS); // blocks its drain task, never for ever
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            gate.complete(null);
             Thread.sleep(50); // the first drain runs and blocks in its callback
             futures.<String>deliver("second", null).thenAccept(later::complete);
             assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo("first+second");
         } finally {
+            gate.complete(null);
             pool.shutdownNow();
         }
     }
