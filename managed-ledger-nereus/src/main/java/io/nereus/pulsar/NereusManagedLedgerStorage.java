@@ -69,6 +69,7 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
     private ExecutorService metadataExecutor;
     private OrderedExecutor ledgerExecutor;
     private StreamStorage streams;
+    private NereusMetrics metrics;
     private NereusManagedLedgerFactory factory;
     private NereusStorageClass nereusClass;
     private ManagedLedgerStorageClass bookkeeperClass;
@@ -96,6 +97,7 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             ObjectStore objects = opened(objectsOpened, config.objectStore());
             String writerId = "nereus-" + conf.getAdvertisedAddress() + "-" + UUID.randomUUID();
             streams = StreamStorage.create(config.storage(), bk, metadata, objects, writerId, Clock.systemUTC());
+            metrics = new NereusMetrics(openTelemetry, streams);
             ledgerExecutor = OrderedExecutor.newBuilder().name("nereus-ml")
                     .numThreads(Math.max(2, conf.getNumOrderedExecutorThreads())).build();
             factory = new NereusManagedLedgerFactory(metadata, streams, new TopicNodes(metadataStore), ledgerExecutor,
@@ -148,6 +150,9 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             } catch (Exception e) {
                 LOG.warn("Nereus ledgers did not all close cleanly", e);
             }
+        }
+        if (metrics != null) {
+            metrics.close();
         }
         if (streams != null) {
             WalStats wal = streams.walStats();
