@@ -84,7 +84,7 @@ class SpaceReclaimTest {
             conf.getProperties().setProperty("nereusMaterializerIntervalSeconds", "1");
             conf.getProperties().setProperty("nereusCollectorIntervalSeconds", "1");
             conf.getProperties().setProperty("nereusWalDeleteGraceSeconds", "0");
-            conf.getProperties().setProperty("nereusObjectDeleteGraceSeconds", "2");
+            conf.getProperties().setProperty("nereusObjectDeleteGraceSeconds", "10");
         })) {
             PulsarClient client = broker.newClient();
             PulsarAdmin admin = broker.newAdmin();
