@@ -113,22 +113,23 @@ public final class CollectionStore {
         CompletableFuture<Optional<StreamHead>> head = records.head(tr.snapshot(), stream);
         CompletableFuture<List<KeyValue>> fallbackScan = tr.getRange(ks.fallbackEndOffsetRange(stream,
                 ReadView.COMMITTED, new OffsetRange(from + 1, range.end() + 1)), RECORDS_PER_STEP).asList();
-        return head.thenCombine(fallbackScan, (h, f) -> new Object[] {h, records.fallback(f), f.size()})
-                .thenCompose(read -> {
-                    @SuppressWarnings("unchecked")
-                    Optional<StreamHead> h = (Optional<StreamHead>) read[0];
-                    @SuppressWarnings("unchecked")
-                    List<IndexRecord> fallback = (List<IndexRecord>) read[1];
-                    boolean fallbackCut = (int) read[2] == RECORDS_PER_STEP;
-                    if (h.isEmpty() || h.get().state() == StreamState.DELETING) {
-                        return CompletableFuture.completedFuture(new RetireStep.Done(Optional.empty()));
-                    }
-                    long trim = h.get().trimOffset();
-                    long scanFrom = fallback.isEmpty() ? from : Math.min(from, fallback.get(0).range().start());
-                    return tr.getRange(ks.indexCoveringRange(stream, ReadView.COMMITTED, scanFrom), RECORDS_PER_STEP)
-                            .asList().thenApply(l -> decideRetire(tr, sliceId, stream, range, from, trim, fallback,
-                                    fallbackCut, records.index(l), l.size() == RECORDS_PER_STEP));
-                });
+        return head.thenCombine(fallbackScan, FallbackScan::new).thenCompose(read -> {
+            Optional<StreamHead> h = read.head();
+            if (h.isEmpty() || h.get().state() == StreamState.DELETING) {
+                return CompletableFuture.completedFuture(new RetireStep.Done(Optional.empty()));
+            }
+            List<IndexRecord> fallback = records.fallback(read.fallback());
+            boolean fallbackCut = read.fallback().size() == RECORDS_PER_STEP;
+            long trim = h.get().trimOffset();
+            long scanFrom = fallback.isEmpty() ? from : Math.min(from, fallback.get(0).range().start());
+            return tr.getRange(ks.indexCoveringRange(stream, ReadView.COMMITTED, scanFrom), RECORDS_PER_STEP)
+                    .asList().thenApply(l -> decideRetire(tr, sliceId, stream, range, from, trim, fallback,
+                            fallbackCut, records.index(l), l.size() == RECORDS_PER_STEP));
+        });
+    }
+
+    /** The head and the FALLBACK records a retire step read first. */
+    private record FallbackScan(Optional<StreamHead> head, List<KeyValue> fallback) {
     }
 
     private RetireStep decideRetire(Transaction tr, long sliceId, StreamId stream, OffsetRange range, long from,
