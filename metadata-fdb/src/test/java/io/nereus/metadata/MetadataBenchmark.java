@@ -29,6 +29,11 @@ public final class MetadataBenchmark {
         commits(1, seconds, true);
         commits(100, seconds, true);
         commits(1000, seconds, true);
+        long fixed = Long.getLong("nereus.bench.fixedBatches", 0);
+        if (fixed > 0) {
+            // a store that keeps growing, as a broker's does until its slices are collected
+            commits(1000, seconds, true, fixed);
+        }
         if (Boolean.getBoolean("nereus.bench.commitsOnly")) {
             return;
         }
@@ -42,7 +47,21 @@ public final class MetadataBenchmark {
         return MetadataStore.open(db, ks, db.getExecutor()).get(30, TimeUnit.SECONDS);
     }
 
+    /**
+     * CPU time of this process: the benchmark's figure that load beside it moves least (the machines are shared),
+     * though caches and frequency still do.
+     */
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
     private static void commits(int streams, double seconds, boolean report) throws Exception {
+        commits(streams, seconds, report, 0);
+    }
+
+    /** Commits transactions of {@code streams} appends for {@code seconds}, or {@code fixedBatches} of them if above 0. */
+    private static void commits(int streams, double seconds, boolean report, long fixedBatches) throws Exception {
         try (EmbeddedFdb db = EmbeddedFdb.inMemory()) {
             MetadataStore store = open(db);
             List<StreamId> ids = new ArrayList<>();
@@ -57,7 +76,8 @@ public final class MetadataBenchmark {
             long batches = 0;
             long deadline = System.nanoTime() + (long) (seconds * 1e9);
             long start = System.nanoTime();
-            while (System.nanoTime() < deadline) {
+            long cpuStart = processCpuNanos();
+            while (fixedBatches > 0 ? batches < fixedBatches : System.nanoTime() < deadline) {
                 if (batches % 10_000 == 0) {
                     // the WAL writer registers each slice before committing into it
                     store.slices().register(1 + batches / 10_000, "bench", lease).get(30, TimeUnit.SECONDS);
@@ -75,9 +95,12 @@ public final class MetadataBenchmark {
                 batches++;
             }
             double elapsed = (System.nanoTime() - start) / 1e9;
+            double cpuMicrosPerAppend = (processCpuNanos() - cpuStart) / 1e3 / (batches * streams);
             if (report) {
-                System.out.printf("commit, %4d streams per transaction: %,8.0f transactions/s, %,10.0f stream appends/s%n",
-                        streams, batches / elapsed, batches * streams / elapsed);
+                System.out.printf("commit, %4d streams per transaction: %,8.0f transactions/s, %,10.0f stream appends/s, "
+                        + "%.2f us of process CPU per stream append, %,d keys stored%n",
+                        streams, batches / elapsed, batches * streams / elapsed, cpuMicrosPerAppend,
+                        db.stats().liveKeys());
             }
         }
     }
