@@ -102,6 +102,7 @@ final class EmbeddedEngine {
     /** Ends recovery: everything recovered up to {@code version} is visible; later commits go to {@code d}. */
     void startServing(long version, Durability d) {
         lastCommitVersion = Math.max(Math.max(lastCommitVersion, version), clockVersion());
+        store.publish();
         visibleVersion.set(lastCommitVersion);
         durability = d;
     }
@@ -264,6 +265,8 @@ final class EmbeddedEngine {
             recordWrites(request.writes(), version);
             lastCommitVersion = version;
             prune(version);
+            // range reads must find the keys before the version can become visible (here, or once logged)
+            store.publish();
             if (durability == null) {
                 visibleVersion.set(version);
                 durable = null;
@@ -274,6 +277,7 @@ final class EmbeddedEngine {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         } finally {
+            store.publish(); // a commit that failed half-applied: both indexes show the same keys
             commitLock.unlock();
         }
         if (durable == null) {

@@ -4,9 +4,7 @@ import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
-import java.util.NavigableMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * The multi-version key space: for each key, the values it held at each committed version still inside the
@@ -15,12 +13,14 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * <p>Threading: one writer at a time (the commit critical section calls {@link #set}, {@link #clearRange}
  * and {@link #prune}); any number of concurrent readers. Each key's history is an immutable {@link Chain}
  * replaced as a whole, so a reader always sees a consistent chain. Keys are indexed twice: a hash map for
- * point reads and writes, a skip list for ordered reads; both lead to the same slot.
+ * point reads and writes, an {@link OrderedIndex} for ordered reads; both lead to the same slot. Range reads see the
+ * keys as of the last {@link #publish}, which the engine calls before a commit's version becomes visible.
  *
  * <p>Pruning keeps, for every key, the newest entry at or below the cutoff and everything after it; a key
  * whose only remaining entry is a deletion at or below the cutoff disappears. Reads at a version below the
  * cutoff are no longer possible; the caller refuses them with 1007 {@code transaction_too_old}. Every write
- * queues its key once, so pruning costs O(1) amortized per write.
+ * that leaves a key more than one entry, or only a deletion, queues the key once, so pruning costs O(1) amortized
+ * per write; the first value of a new key is not queued, since pruning keeps it anyway.
  */
 final class VersionedStore {
     /**
@@ -139,7 +139,7 @@ final class VersionedStore {
     /** A key for the hash index: content equality, hash computed once. */
     private record HashKey(byte[] bytes, int hash) {
         static HashKey of(byte[] bytes) {
-            return new HashKey(bytes, Arrays.hashCode(bytes));
+            return new HashKey(bytes, Bytes.hash(bytes));
         }
 
         @Override
@@ -156,8 +156,8 @@ final class VersionedStore {
     private record Touched(long version, Slot slot) {
     }
 
-    /** Ordered index for range reads and key selectors. */
-    private final ConcurrentSkipListMap<byte[], Slot> ordered = new ConcurrentSkipListMap<>(Bytes.ORDER);
+    /** Ordered index for range reads and key selectors; readers see what {@link #publish} made visible. */
+    private final OrderedIndex<Slot> ordered = new OrderedIndex<>();
     /** Hash index for point reads and writes. */
     private final ConcurrentHashMap<HashKey, Slot> byKey = new ConcurrentHashMap<>();
     private final ArrayDeque<Touched> pruneQueue = new ArrayDeque<>();
@@ -181,13 +181,17 @@ final class VersionedStore {
     }
 
     void set(long version, byte[] key, byte[] value) {
-        Slot s = byKey.get(HashKey.of(key));
+        HashKey hk = HashKey.of(key);
+        Slot s = byKey.get(hk);
         if (s == null) {
             Slot created = new Slot(key, Chain.of(version, value));
-            byKey.put(HashKey.of(key), created);
+            byKey.put(hk, created);
             ordered.put(key, created);
             versionEntries++;
-            pruneQueue.addLast(new Touched(version, created));
+            if (value == null) {
+                // a lone value never needs pruning (pruning keeps the newest entry); a lone deletion leaves the store
+                pruneQueue.addLast(new Touched(version, created));
+            }
         } else {
             write(version, s, value);
         }
@@ -198,7 +202,8 @@ final class VersionedStore {
         if (Bytes.compare(begin, end) >= 0) {
             return;
         }
-        for (Slot s : ordered.subMap(begin, end).values()) {
+        for (Iterator<Slot> it = ordered.working(begin, end, false); it.hasNext(); ) {
+            Slot s = it.next();
             Chain c = s.chain;
             if (c != null && c.latest() != null) {
                 write(version, s, null);
@@ -263,8 +268,8 @@ final class VersionedStore {
 
     /** Whether a point write recorded after {@code readVersion} covered a key in {@code [begin, end)}. */
     boolean rangeWrittenAfter(byte[] begin, byte[] end, long readVersion) {
-        for (Slot s : ordered.subMap(begin, end).values()) {
-            if (s.conflictVersion > readVersion) {
+        for (Iterator<Slot> it = ordered.working(begin, end, false); it.hasNext(); ) {
+            if (it.next().conflictVersion > readVersion) {
                 return true;
             }
         }
@@ -287,8 +292,7 @@ final class VersionedStore {
         if (end != null && Bytes.compare(begin, end) >= 0) {
             return java.util.Collections.emptyIterator();
         }
-        NavigableMap<byte[], Slot> sub = end == null ? ordered.tailMap(begin, true) : ordered.subMap(begin, true, end, false);
-        Iterator<Slot> it = (reverse ? sub.descendingMap() : sub).values().iterator();
+        Iterator<Slot> it = ordered.published(begin, end, reverse);
         return new LookaheadIterator<>() {
             @Override
             protected Map.Entry<byte[], byte[]> advance() {
@@ -304,6 +308,15 @@ final class VersionedStore {
         };
     }
 
+    /**
+     * Makes every key written so far visible to range reads; writer thread, at the end of each commit's critical
+     * section and of recovery, before the versions written become visible.
+     */
+    void publish() {
+        ordered.publish();
+    }
+
+    /** Keys in the ordered index as last published, deleted ones not yet pruned included. */
     long keyCount() {
         return ordered.size();
     }
