@@ -77,9 +77,12 @@ public final class NereusKeyspace {
     public static final int CURSOR_HEADER_CHUNK = 0;
 
     private final Subspace root;
+    /** {@code root}'s packed prefix; never handed out. */
+    private final byte[] prefix;
 
     public NereusKeyspace(Subspace root) {
         this.root = Objects.requireNonNull(root, "root");
+        this.prefix = root.getKey();
     }
 
     public Subspace root() {
@@ -112,7 +115,7 @@ public final class NereusKeyspace {
     }
 
     public byte[] headKey(StreamId stream) {
-        return root.pack(Tuple.from(STREAM, stream.value(), HEAD));
+        return packIntegers(STREAM, stream.value(), HEAD);
     }
 
     public StreamId unpackHeadKey(byte[] key) {
@@ -121,7 +124,7 @@ public final class NereusKeyspace {
     }
 
     public byte[] indexKey(IndexKey k) {
-        return root.pack(indexTuple(INDEX, k));
+        return indexLikeKey(INDEX, k);
     }
 
     public IndexKey unpackIndexKey(byte[] key) {
@@ -158,7 +161,7 @@ public final class NereusKeyspace {
     }
 
     public byte[] retiredKey(IndexKey k) {
-        return root.pack(indexTuple(RETIRED, k));
+        return indexLikeKey(RETIRED, k);
     }
 
     public IndexKey unpackRetiredKey(byte[] key) {
@@ -177,7 +180,7 @@ public final class NereusKeyspace {
     }
 
     public byte[] fallbackKey(IndexKey k) {
-        return root.pack(indexTuple(FALLBACK, k));
+        return indexLikeKey(FALLBACK, k);
     }
 
     public IndexKey unpackFallbackKey(byte[] key) {
@@ -211,7 +214,7 @@ public final class NereusKeyspace {
     }
 
     public byte[] genSeqKey(StreamId stream, ReadView view) {
-        return root.pack(Tuple.from(STREAM, stream.value(), GENSEQ, view.code()));
+        return packIntegers(STREAM, stream.value(), GENSEQ, view.code());
     }
 
     public GenSeqKey unpackGenSeqKey(byte[] key) {
@@ -220,7 +223,7 @@ public final class NereusKeyspace {
     }
 
     public byte[] intentKey(StreamId stream, long walSliceId) {
-        return root.pack(Tuple.from(STREAM, stream.value(), INTENT, walSliceId));
+        return packIntegers(STREAM, stream.value(), INTENT, walSliceId);
     }
 
     public IntentKey unpackIntentKey(byte[] key) {
@@ -266,7 +269,7 @@ public final class NereusKeyspace {
     }
 
     public byte[] propsKey(StreamId stream) {
-        return root.pack(Tuple.from(STREAM, stream.value(), PROPS));
+        return packIntegers(STREAM, stream.value(), PROPS);
     }
 
     public StreamId unpackPropsKey(byte[] key) {
@@ -278,7 +281,7 @@ public final class NereusKeyspace {
 
     public byte[] walSliceKey(long sliceId) {
         requireNonNegative(sliceId, "WAL slice id");
-        return root.pack(Tuple.from(WAL, sliceId));
+        return packIntegers(WAL, sliceId);
     }
 
     public long unpackWalSliceKey(byte[] key) {
@@ -289,7 +292,7 @@ public final class NereusKeyspace {
 
     public byte[] walStreamKey(long sliceId, StreamId stream) {
         requireNonNegative(sliceId, "WAL slice id");
-        return root.pack(Tuple.from(WAL, sliceId, stream.value()));
+        return packIntegers(WAL, sliceId, stream.value());
     }
 
     public WalStreamKey unpackWalStreamKey(byte[] key) {
@@ -444,8 +447,39 @@ public final class NereusKeyspace {
 
     // ---- helpers ----
 
-    private static Tuple indexTuple(int tag, IndexKey k) {
-        return Tuple.from(STREAM, k.stream().value(), tag, k.view().code(), k.endOffset(), k.generation().value());
+    private byte[] indexLikeKey(int tag, IndexKey k) {
+        return packIntegers(STREAM, k.stream().value(), tag, k.view().code(), k.endOffset(), k.generation().value());
+    }
+
+    /**
+     * {@code root.pack(Tuple.from(values))} for non-negative integers, without building a tuple: the root's prefix,
+     * then each value in the tuple layer's integer encoding (0 as the single byte 0x14; a positive value as 0x14 + n
+     * and its n significant bytes, big-endian). The keys of every commit are made here, several per stream append,
+     * and the general tuple code (a list, a versionstamp scan, a size pass) cost more than the rest of building them.
+     * A negative value falls back to the tuple layer.
+     */
+    private byte[] packIntegers(long... values) {
+        int size = prefix.length;
+        for (long v : values) {
+            if (v < 0) {
+                return root.pack(Tuple.fromItems(java.util.Arrays.stream(values).boxed().toList()));
+            }
+            size += 1 + significantBytes(v);
+        }
+        byte[] key = java.util.Arrays.copyOf(prefix, size);
+        int at = prefix.length;
+        for (long v : values) {
+            int n = significantBytes(v);
+            key[at++] = (byte) (0x14 + n);
+            for (int shift = 8 * (n - 1); shift >= 0; shift -= 8) {
+                key[at++] = (byte) (v >>> shift);
+            }
+        }
+        return key;
+    }
+
+    private static int significantBytes(long v) {
+        return (64 - Long.numberOfLeadingZeros(v) + 7) / 8;
     }
 
     private IndexKey unpackIndexLike(byte[] key, int tag, String kind) {

@@ -29,6 +29,26 @@ class NereusKeyspaceTest {
     }
 
     @Test
+    void integerKeys_areExactlyTheTupleLayersBytes_atEveryMagnitude() {
+        byte[] prefix = {0x15, 0x2A};
+        long[] values = {0, 1, 0xff, 0x100, 0xffff, 0x10000, 0xffffffL, 0x1000000L, 0xffffffffL, 0x100000000L,
+                0xffffffffffL, 0xffffffffffffL, 0xffffffffffffffL, 0x100000000000000L, Long.MAX_VALUE};
+        for (long v : values) {
+            StreamId s = StreamId.of(Math.max(1, v));
+            IndexKey k = new IndexKey(s, ReadView.TOPIC_COMPACTED, Math.max(1, v), GenerationId.of(v));
+            assertThat(KS.headKey(s)).as("head %d", v)
+                    .isEqualTo(ByteArrayUtil.join(prefix, Tuple.from(2, Math.max(1, v), 1).pack()));
+            assertThat(KS.indexKey(k)).as("index %d", v).isEqualTo(ByteArrayUtil.join(prefix,
+                    Tuple.from(2, Math.max(1, v), 2, ReadView.TOPIC_COMPACTED.code(), Math.max(1, v), v).pack()));
+            assertThat(KS.intentKey(S, v)).as("intent %d", v)
+                    .isEqualTo(ByteArrayUtil.join(prefix, Tuple.from(2, 9, 5, v).pack()));
+            assertThat(KS.walStreamKey(v, S)).as("slice stream %d", v)
+                    .isEqualTo(ByteArrayUtil.join(prefix, Tuple.from(3, v, 9).pack()));
+            assertThat(KS.unpackIndexKey(KS.indexKey(k))).isEqualTo(k);
+        }
+    }
+
+    @Test
     void walLeaseAndStateKeys_arePinnedRoundTripAndRefuseOtherKinds() {
         assertThat(List.of(NereusKeyspace.WAL_LEASE, NereusKeyspace.WAL_STATE)).containsExactly(6, 7);
         assertThat(KS.walLeaseKey(4)).isEqualTo(ByteArrayUtil.join(new byte[] {0x15, 0x2A}, Tuple.from(6, 4).pack()));
