@@ -84,8 +84,10 @@ import org.slf4j.LoggerFactory;
  * {@code nereusWalSliceMaxAgeSeconds} after it opened.
  *
  * <p>Bounds: one step at a time per instance (one slice, one merge or one offload); at most about two objects'
- * payload in memory (a slice whose streams hold more is read in waves of streams, see {@link #waves}); writes are
- * paced to {@link MaterializerConfig#maxBytesPerSecond}. State is confined to the
+ * payload in memory (a slice whose streams hold more is read in waves of streams, see {@link #waves}); the bytes it
+ * reads from WAL slices and the bytes it writes as objects are each paced to {@link MaterializerConfig#maxBytesPerSecond}
+ * (reads too: a slice read in several waves is read several times, and unpaced reads at the bookie's full speed
+ * slowed appends' journal writes). State is confined to the
  * materializer's own thread; the public methods may be called from any thread.
  */
 public final class Materializer implements AutoCloseable {
@@ -94,6 +96,8 @@ public final class Materializer implements AutoCloseable {
     static final int ENTRIES_PER_READ = 32;
     /** Index records read per scan of a stream. */
     static final int RECORDS_PER_SCAN = 1000;
+    /** Unused bandwidth a pacer carries forward: a materializer idle for a while runs at full speed this long. */
+    static final long PACER_BURST_MILLIS = 1000;
     /** Slices listed per read of the SEALED listing. */
     static final int SLICES_PER_LISTING = 256;
 
@@ -117,6 +121,10 @@ public final class Materializer implements AutoCloseable {
     /** Longest time from writing an object to publishing it; past it the object is left to garbage collection. */
     private final Duration maxPublishDelay;
     private final ScheduledExecutorService exec;
+    /** Bytes read from WAL slices, paced; used on exec only. */
+    private final BandwidthPacer walReads;
+    /** Bytes written as objects, paced; used on exec only. */
+    private final BandwidthPacer objectWrites;
     private volatile PublishHook beforePublish = request -> CompletableFuture.completedFuture(null);
 
     // confined to exec
@@ -158,6 +166,8 @@ public final class Materializer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.walReads = new BandwidthPacer(config.maxBytesPerSecond(), PACER_BURST_MILLIS, clock, exec);
+        this.objectWrites = new BandwidthPacer(config.maxBytesPerSecond(), PACER_BURST_MILLIS, clock, exec);
     }
 
     /** Starts the background passes, the first one interval from now; does nothing when they are disabled. */
@@ -569,9 +579,13 @@ public final class Materializer implements AutoCloseable {
         private CompletableFuture<Void> next(long first, CompletableFuture<List<WalBatch>> read) {
             long last = spanEnd(first);
             Long following = byEntry.higherKey(last);
-            CompletableFuture<List<WalBatch>> ahead = following == null ? null
-                    : wal.readRange(sliceId, following, spanEnd(following));
-            return read.thenComposeAsync(batches -> {
+            @SuppressWarnings("unchecked")
+            CompletableFuture<List<WalBatch>>[] ahead = new CompletableFuture[1];
+            return read.thenComposeAsync(batches -> walReads.acquire(payloadBytesOf(batches)).thenApply(ignored -> {
+                // the next span is requested once this one's bytes are within the pace, and read while it is copied
+                ahead[0] = following == null ? null : wal.readRange(sliceId, following, spanEnd(following));
+                return batches;
+            }), exec).thenComposeAsync(batches -> {
                 List<Buffer> full = new ArrayList<>();
                 for (int i = 0; i < batches.size(); i++) {
                     take(first + i, batches.get(i), full);
@@ -579,12 +593,12 @@ public final class Materializer implements AutoCloseable {
                 return publishAll(full, 0);
             }, exec).handleAsync((ignored, error) -> {
                 if (error != null) {
-                    if (ahead != null) {
-                        ahead.whenComplete((b, e) -> { }); // let the read ahead finish; its result is dropped
+                    if (ahead[0] != null) {
+                        ahead[0].whenComplete((b, e) -> { }); // let the read ahead finish; its result is dropped
                     }
                     return CompletableFuture.<Void>failedFuture(error);
                 }
-                return ahead == null ? CompletableFuture.<Void>completedFuture(null) : next(following, ahead);
+                return following == null ? CompletableFuture.<Void>completedFuture(null) : next(following, ahead[0]);
             }, exec).thenCompose(f -> f);
         }
 
@@ -638,6 +652,16 @@ public final class Materializer implements AutoCloseable {
                 return publishAll(out, i + 1);
             }, exec);
         }
+    }
+
+    private static long payloadBytesOf(List<WalBatch> batches) {
+        long n = 0;
+        for (WalBatch b : batches) {
+            for (io.nereus.wal.WalSection s : b.sections()) {
+                n += s.payloadBytes();
+            }
+        }
+        return n;
     }
 
     private static long payloadBytes(List<StreamEntry> entries) {
@@ -698,7 +722,7 @@ public final class Materializer implements AutoCloseable {
                                 encoded.entries(), encoded.bytes().length, name,
                                 merge ? " (merge of " + b.sources.size() + " objects)" : "", started - b.firstAdded,
                                 phases[0] - started, phases[1] - phases[0], phases[2] - phases[1]);
-                        return pace(b.bytes, started).thenApply(ignored -> true);
+                        return objectWrites.acquire(encoded.bytes().length).thenApply(ignored -> true);
                     }
                     refused.incrementAndGet();
                     LOG.info("publication refused, deleting the object: stream={} range={} object={} outcome={}",
@@ -739,18 +763,6 @@ public final class Materializer implements AutoCloseable {
 
     private static NereusException corrupt(ObjectName name, String reason) {
         return new NereusException(ErrorCode.CORRUPT_DATA, ErrorContext.of("object", name, "reason", reason));
-    }
-
-    /** Completes once writing {@code bytes} since {@code started} is within the configured bandwidth. */
-    private CompletableFuture<Void> pace(long bytes, long started) {
-        long due = started + bytes * 1000 / config.maxBytesPerSecond();
-        long wait = due - clock.millis();
-        if (wait <= 0) {
-            return CompletableFuture.completedFuture(null);
-        }
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        exec.schedule(() -> f.complete(null), wait, TimeUnit.MILLISECONDS);
-        return f;
     }
 
     // ---- merges ----

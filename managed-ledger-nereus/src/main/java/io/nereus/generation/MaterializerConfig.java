@@ -12,7 +12,8 @@ import java.util.Objects;
  *                           its own)
  * @param blockBytes         stored bytes of one block of an object: what a read of one entry fetches
  * @param interval           pause between background passes over the sealed slices
- * @param maxBytesPerSecond  payload bytes the materializer writes per second at most, so it never starves appends
+ * @param maxBytesPerSecond  payload bytes the materializer reads from WAL slices per second at most, and writes as
+ *                           objects at most, so it never starves appends
  * @param mergeMinObjects    consecutive small objects of one stream (each under a quarter of
  *                           {@code objectTargetBytes}) that are merged into one larger generation
  * @param blockCacheBytes    stored bytes of object blocks kept in memory for readers

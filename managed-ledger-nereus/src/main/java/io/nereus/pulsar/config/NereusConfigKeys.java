@@ -250,7 +250,7 @@ public final class NereusConfigKeys {
 
     public static final ConfigKey<Long> MATERIALIZER_MAX_BYTES_PER_SECOND = longKey(
             "nereusMaterializerMaxBytesPerSecond", MATERIALIZER.maxBytesPerSecond(), ">= 1", v -> v >= 1,
-            "Payload bytes per second the materializer writes at most, so it never starves appends.");
+            "Payload bytes per second the materializer reads from WAL slices at most, and writes as objects at most, so it never starves appends.");
 
     public static final ConfigKey<Integer> OBJECT_MERGE_MIN_OBJECTS = intKey("nereusObjectMergeMinObjects",
             MATERIALIZER.mergeMinObjects(), ">= 2", v -> v >= 2,
