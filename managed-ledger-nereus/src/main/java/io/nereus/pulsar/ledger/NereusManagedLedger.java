@@ -319,15 +319,21 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     /**
-     * An append committed {@code range} of {@code bytes} payload bytes: the committed end moves and the readers
-     * parked below it wake.
+     * An append committed {@code range} of {@code bytes} payload bytes: the committed end moves. The readers parked
+     * below it wake in {@link #wakeReaders}, which the append calls after its callback, as Pulsar's ledger notifies
+     * its cursors after the add callback (the broker's callback moves the transaction buffer's max read position
+     * that the woken readers are bounded by).
      */
     void committed(OffsetRange range, long bytes) {
         sizes.committed(range.end(), bytes, config.getMaxEntriesPerLedger());
         if (range.end() > committedEnd) {
             committedEnd = range.end();
         }
-        waiters.advance(range.end());
+    }
+
+    /** Wakes the readers parked below {@code end} (on the ledger's executor, after the append's callback). */
+    void wakeReaders(long end) {
+        waiters.advance(end);
     }
 
     /** An append was refused because a newer writer holds the stream. */
