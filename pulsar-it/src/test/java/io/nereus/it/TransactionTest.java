@@ -5,6 +5,10 @@ import static io.nereus.it.Messages.values;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -199,5 +203,16 @@ class TransactionTest {
             assertThat(user.ledgers).allSatisfy(l -> assertThat(l.ledgerId).isLessThan(FIRST_VIRTUAL_LEDGER_ID));
             assertThat(open.get(pendingAckLedger)).isInstanceOf(ManagedLedgerImpl.class);
         }
+
+        // Prometheus: the broker casts the stats of the pending-ack store and the transaction log to its MBean class
+        HttpResponse<String> metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create(BROKER.broker().webServiceUrl() + "/metrics/")).timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        List<String> storageLines = metrics.body().lines().filter(l -> l.startsWith("pulsar_storage_size{")).toList();
+        assertThat(storageLines).as("the pending-ack store's storage").anyMatch(l -> l.contains("topic=\"" + topic
+                + "\"") && l.contains("subscription=\"sub\""));
+        assertThat(storageLines).as("the transaction log's storage").anyMatch(l -> l.contains(
+                "topic=\"__transaction_log_0\""));
     }
 }
