@@ -46,6 +46,10 @@ import org.slf4j.LoggerFactory;
  * for its write-ahead log; the {@value #NEREUS} class returns it from {@code getBookKeeperClient()} so schema
  * storage, Pulsar's own compaction and other BookKeeper-based broker features keep working.
  *
+ * <p>The {@value #NEREUS} class's factory routes by ledger name ({@link LedgerRoute}): ledgers Pulsar requires to be
+ * stock {@code ManagedLedgerImpl}s (the transaction coordinator log) are stored by the stock factory of the
+ * {@value #BOOKKEEPER} class, automatically; all others by Nereus ({@link RoutingManagedLedgerFactory}).
+ *
  * <p>Lifecycle: the broker calls {@link #initialize} once at start (invalid {@code nereus*} settings stop the broker
  * with a message naming the key) and {@link #close} at shutdown, possibly while topic closes are still in flight:
  * close waits a bounded time for the ledgers, then for the engine (its WAL seals its last slice and releases its
@@ -102,7 +106,8 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
                     .numThreads(Math.max(2, conf.getNumOrderedExecutorThreads())).build();
             factory = new NereusManagedLedgerFactory(metadata, streams, new TopicNodes(metadataStore), ledgerExecutor,
                     Clock.systemUTC(), config.storage().wal().writeQuorum());
-            nereusClass = new NereusStorageClass(factory, bkClass);
+            nereusClass = new NereusStorageClass(
+                    new RoutingManagedLedgerFactory(factory, bookkeeperClass.getManagedLedgerFactory()), bkClass);
             LOG.info("Nereus storage started: writer={} metadataRoot={} fdb={} objects={}", writerId,
                     config.metadataRoot(),
                     config.fdbClusterFile().map(Object::toString).orElse("embedded at " + config.embeddedFdbDir()

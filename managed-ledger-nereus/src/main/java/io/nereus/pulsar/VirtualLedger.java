@@ -86,10 +86,20 @@ public record VirtualLedger(long ledgerId, long trimOffset, long committedEnd) {
         return position(Math.min(next, committedEnd));
     }
 
-    /** The position before {@code p}, at least the first position. */
+    /**
+     * The position before {@code p}, as Pulsar's {@code ManagedLedgerImpl.getPreviousPosition} computes it (the
+     * transaction buffer bounds its max read position with it): {@code (p.ledgerId, p.entryId - 1)} when the entry id
+     * is positive, trimmed or not; otherwise the last entry of an earlier ledger, which for a position of a later
+     * ledger is this ledger's last confirmed position, and {@code (p.ledgerId, -1)} when no earlier ledger exists.
+     */
     public Position previous(Position p) {
-        long offset = p.getLedgerId() > ledgerId ? committedEnd : p.getEntryId();
-        return position(Math.max(trimOffset, offset) - 1);
+        if (p.getEntryId() > 0) {
+            return PositionFactory.create(p.getLedgerId(), p.getEntryId() - 1);
+        }
+        if (p.getLedgerId() > ledgerId) {
+            return lastConfirmed();
+        }
+        return PositionFactory.create(p.getLedgerId(), -1);
     }
 
     /**

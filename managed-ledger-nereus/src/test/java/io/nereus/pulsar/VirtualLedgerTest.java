@@ -58,7 +58,20 @@ class VirtualLedgerTest {
         assertThat(v.next(p(6))).as("after the last: the next entry to come").isEqualTo(p(7));
         assertThat(v.previous(p(5))).isEqualTo(p(4));
         assertThat(v.previous(p(3))).isEqualTo(p(2));
-        assertThat(v.previous(PositionFactory.LATEST)).isEqualTo(p(6));
+    }
+
+    @Test
+    void previous_isPulsarsGetPreviousPosition() {
+        assertThat(v.previous(p(2))).as("trimmed: still the entry before").isEqualTo(p(1));
+        assertThat(v.previous(p(0))).as("no earlier ledger").isEqualTo(p(-1));
+        assertThat(v.previous(p(9))).as("beyond the end").isEqualTo(p(8));
+        assertThat(v.previous(PositionFactory.create(L + 1, 0))).as("first of a later ledger: our last")
+                .isEqualTo(p(6));
+        assertThat(new VirtualLedger(L, 0, 0).previous(PositionFactory.create(L + 1, 0))).isEqualTo(p(-1));
+        assertThat(v.previous(PositionFactory.create(L - 1, 0))).as("an earlier incarnation's first")
+                .isEqualTo(PositionFactory.create(L - 1, -1));
+        assertThat(v.previous(PositionFactory.LATEST))
+                .isEqualTo(PositionFactory.create(Long.MAX_VALUE, Long.MAX_VALUE - 1));
     }
 
     @Test

@@ -126,10 +126,18 @@ public final class StandaloneBroker implements AutoCloseable {
      * package-private field without a getter, so it is read by reflection.
      */
     public org.apache.bookkeeper.client.BookKeeper bookKeeper() {
+        return pulsarService().getBookKeeperClient();
+    }
+
+    /**
+     * The broker's PulsarService. PulsarStandalone keeps it in a package-private field without a getter, so it is
+     * read by reflection.
+     */
+    public org.apache.pulsar.broker.PulsarService pulsarService() {
         try {
             java.lang.reflect.Field f = PulsarStandalone.class.getDeclaredField("broker");
             f.setAccessible(true);
-            return ((org.apache.pulsar.broker.PulsarService) f.get(running())).getBookKeeperClient();
+            return (org.apache.pulsar.broker.PulsarService) f.get(running());
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("cannot reach the standalone's PulsarService", e);
         }
@@ -166,13 +174,22 @@ public final class StandaloneBroker implements AutoCloseable {
 
     /** A client on the current {@link #serviceUrl()}; closed by {@link #restart()} and {@link #close()}. */
     public PulsarClient newClient() {
+        return newClient(builder -> { });
+    }
+
+    /**
+     * Like {@link #newClient()}, with client settings changed by {@code customize} after the harness's own (e.g.
+     * {@code enableTransaction(true)}).
+     */
+    public PulsarClient newClient(java.util.function.Consumer<org.apache.pulsar.client.api.ClientBuilder> customize) {
         try {
-            PulsarClient client = PulsarClient.builder()
+            org.apache.pulsar.client.api.ClientBuilder builder = PulsarClient.builder()
                     .serviceUrl(serviceUrl())
                     .operationTimeout(30, TimeUnit.SECONDS)
                     .ioThreads(1)
-                    .listenerThreads(1)
-                    .build();
+                    .listenerThreads(1);
+            customize.accept(builder);
+            PulsarClient client = builder.build();
             clients.add(client);
             return client;
         } catch (PulsarClientException e) {

@@ -4,6 +4,7 @@ import io.nereus.error.Failures;
 import io.nereus.pulsar.PulsarErrors;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
@@ -19,6 +20,13 @@ import org.slf4j.LoggerFactory;
  * read position, then retried. A second waiting read fails with
  * {@link ManagedLedgerException.ConcurrentWaitCallbackException}; a cancelled one is never completed; closing
  * fails it. Thread-safe (one monitor for the parked read).
+ *
+ * <p>A waiting read <em>held back by its {@code maxPosition}</em> (entries exist at the read position but the bound
+ * excludes them) completes with no entries, as Pulsar's own cursor does, once the host commits another entry or
+ * {@code newEntriesCheckDelayInMillis} has passed, whichever is first, so the caller asks again with its current
+ * bound. The broker's bound is the transaction buffer's max read position, which moves without an append (its
+ * recovery ends, a transaction ends on a marker the caller's bound did not yet include); the broker relies on that
+ * re-check, so it is kept, with Pulsar's delay.
  */
 final class CursorReadScheduler {
     private static final Logger LOG = LoggerFactory.getLogger(CursorReadScheduler.class);
@@ -104,6 +112,8 @@ final class CursorReadScheduler {
                         "ledger " + host.name() + " is terminated and cursor " + cursorName + " is at its end"));
             } else if (waiting != null) {
                 return CompletableFuture.failedFuture(new ManagedLedgerException.ConcurrentWaitCallbackException());
+            } else if (available && host.config().getNewEntriesCheckDelayInMillis() <= 0) {
+                w = null; // held back by maxPosition, re-checked at once: an empty read, as Pulsar's cursor
             } else {
                 long waitBeyond = available ? end : from; // above maxPosition: wait for the next append
                 w = new WaitingRead(count, maxSizeBytes, maxPosition, skip, waitBeyond);
@@ -116,20 +126,46 @@ final class CursorReadScheduler {
         CompletableFuture<Void> trigger = host.whenCommittedBeyond(w.waitBeyond);
         w.trigger = trigger;
         trigger.whenComplete((v, t) -> wake(w, t)); // the host completes it on its executor
+        if (heldBack(w)) {
+            long delay = host.config().getNewEntriesCheckDelayInMillis();
+            CompletableFuture.runAsync(() -> wake(w, null),
+                    CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS, host.executor()));
+        }
         return w.result;
+    }
+
+    /** True when entries exist at the read position but {@code w}'s bound excludes them. */
+    private synchronized boolean heldBack(WaitingRead w) {
+        long from = state.readOffset();
+        return from < host.committedEnd() && state.endExclusive(w.maxPosition) <= from;
     }
 
     private void wake(WaitingRead w, Throwable error) {
         boolean progressed;
+        boolean heldBack;
         synchronized (this) {
             if (waiting != w) {
-                return; // cancelled, or failed by close
+                return; // cancelled, failed by close, or woken already
             }
             waiting = null;
             progressed = host.committedEnd() > w.waitBeyond || host.isTerminated();
+            heldBack = heldBack(w);
+        }
+        CompletableFuture<Void> trigger = w.trigger;
+        if (trigger != null && !trigger.isDone()) {
+            trigger.cancel(false); // woken by the delay: leave the host's waiters
         }
         if (error != null && !PulsarErrors.isCancellation(error)) {
             w.result.completeExceptionally(PulsarErrors.map(error));
+        } else if (heldBack) {
+            // entries exist beyond the caller's bound: complete (empty) so that it asks with its current bound
+            read(w.count, w.maxSizeBytes, w.maxPosition, w.skip).whenComplete((entries, t) -> {
+                if (t != null) {
+                    w.result.completeExceptionally(t);
+                } else {
+                    w.result.complete(entries);
+                }
+            });
         } else if (!progressed) {
             w.result.completeExceptionally(new ManagedLedgerException.ManagedLedgerAlreadyClosedException(
                     "ledger " + host.name() + " closed while cursor " + cursorName + " was waiting for entries"));

@@ -98,7 +98,8 @@ final class LedgerAppends {
             stats.addAddEntrySample(bytes.length);
             stats.addAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
             stats.addLedgerAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
-            result.complete(PositionFactory.create(ledger.ledgerId(), range.start()));
+            result.complete(PositionFactory.create(ledger.ledgerId(), range.start())); // runs the caller's callback
+            ledger.wakeReaders(range.end());
         }, executor);
     }
 

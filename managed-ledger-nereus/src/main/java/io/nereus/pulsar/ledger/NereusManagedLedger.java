@@ -319,15 +319,21 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     /**
-     * An append committed {@code range} of {@code bytes} payload bytes: the committed end moves and the readers
-     * parked below it wake.
+     * An append committed {@code range} of {@code bytes} payload bytes: the committed end moves. The readers parked
+     * below it wake in {@link #wakeReaders}, which the append calls after its callback, as Pulsar's ledger notifies
+     * its cursors after the add callback (the broker's callback moves the transaction buffer's max read position
+     * that the woken readers are bounded by).
      */
     void committed(OffsetRange range, long bytes) {
         sizes.committed(range.end(), bytes, config.getMaxEntriesPerLedger());
         if (range.end() > committedEnd) {
             committedEnd = range.end();
         }
-        waiters.advance(range.end());
+    }
+
+    /** Wakes the readers parked below {@code end} (on the ledger's executor, after the append's callback). */
+    void wakeReaders(long end) {
+        waiters.advance(end);
     }
 
     /** An append was refused because a newer writer holds the stream. */
@@ -905,7 +911,13 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return offload;
     }
 
-    /** The WAL rolls its own slices; a Nereus ledger has no current ledger to roll. */
+    /**
+     * Pulsar's ledger leaves its write-failed state here (the transaction buffer, the pending-ack store and the
+     * transaction log call it after an append failed with {@code ManagedLedgerAlreadyClosedException}). A Nereus ledger
+     * has no such state: after a failed WAL write or commit the stream re-reads its head and accepts the next append
+     * by itself, and a closed, fenced or terminated ledger stays so in Pulsar's ledger too; so there is nothing to do.
+     * The WAL rolls its own slices; there is no current ledger to roll.
+     */
     @Override
     public void readyToCreateNewLedger() {
     }
@@ -977,6 +989,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return id == ledgerId ? Optional.of(ledgerInfo()) : Optional.empty();
     }
 
+    /**
+     * The one virtual ledger, whatever has been trimmed: Pulsar's transaction buffer keeps an aborted transaction
+     * while {@code getLedgersInfo().containsKey(ledgerId of its abort marker)}, which holds for every position of this
+     * incarnation (as for a stock ledger that retention has not deleted).
+     */
     @Override
     public NavigableMap<Long, LedgerInfo> getLedgersInfo() {
         NavigableMap<Long, LedgerInfo> m = new TreeMap<>();

@@ -86,6 +86,10 @@ class NereusManagedCursorTest {
     }
 
     private static CompletableFuture<List<Entry>> readOrWait(ManagedCursor c, int n) {
+        return readOrWait(c, n, PositionFactory.LATEST);
+    }
+
+    private static CompletableFuture<List<Entry>> readOrWait(ManagedCursor c, int n, Position maxPosition) {
         CompletableFuture<List<Entry>> f = new CompletableFuture<>();
         c.asyncReadEntriesOrWait(n, new AsyncCallbacks.ReadEntriesCallback() {
             @Override
@@ -97,7 +101,7 @@ class NereusManagedCursorTest {
             public void readEntriesFailed(ManagedLedgerException exception, Object ctx) {
                 f.completeExceptionally(exception);
             }
-        }, null, PositionFactory.LATEST);
+        }, null, maxPosition);
         return f;
     }
 
@@ -260,6 +264,41 @@ class NereusManagedCursorTest {
         host.append("hello");
         assertThat(payloads(await(parked))).containsExactly("hello");
         assertThat(c.getReadPosition()).isEqualTo(pos(1));
+        assertThat(c.hasPendingReadRequest()).isFalse();
+    }
+
+    @Test
+    void readEntriesOrWait_heldBackByMaxPosition_completesEmptyAfterTheCheckDelay() {
+        host.appendNumbered(3);
+        host.config.setNewEntriesCheckDelayInMillis(1000);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        CompletableFuture<List<Entry>> heldBack = readOrWait(c, 10, PositionFactory.EARLIEST);
+        assertThat(heldBack).as("parked until the check delay").isNotDone();
+        assertThat(await(heldBack)).as("the caller asks again with its current bound").isEmpty();
+        assertThat(c.getReadPosition()).isEqualTo(pos(0));
+        assertThat(payloads(await(readOrWait(c, 10, pos(1))))).containsExactly("0", "1");
+    }
+
+    @Test
+    void readEntriesOrWait_heldBackByMaxPosition_completesEmptyAtTheNextAppend() {
+        host.appendNumbered(2);
+        host.config.setNewEntriesCheckDelayInMillis(600_000);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        assertThat(payloads(await(readOrWait(c, 10, pos(0))))).containsExactly("0");
+        CompletableFuture<List<Entry>> heldBack = readOrWait(c, 10, pos(0));
+        assertThat(heldBack).isNotDone();
+        host.appendNumbered(1);
+        assertThat(await(heldBack)).as("completed by the append, long before the delay").isEmpty();
+        assertThat(host.parkedWaiters()).isZero();
+        assertThat(payloads(await(readOrWait(c, 10, PositionFactory.LATEST)))).containsExactly("1", "2");
+    }
+
+    @Test
+    void readEntriesOrWait_heldBackByMaxPositionWithoutCheckDelay_completesEmptyAtOnce() {
+        host.appendNumbered(1);
+        host.config.setNewEntriesCheckDelayInMillis(0);
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        assertThat(await(readOrWait(c, 10, PositionFactory.EARLIEST))).isEmpty();
         assertThat(c.hasPendingReadRequest()).isFalse();
     }
 

@@ -89,7 +89,7 @@ final class LogFlusher {
         joinUninterruptibly(thread);
     }
 
-    /** How many times the flusher has fsynced a batch. */
+    /** How many times the flusher has fsynced a batch (and, with a sync interval, written its sync mark). */
     long fsyncCount() {
         return fsyncs.get();
     }
@@ -221,12 +221,12 @@ final class LogFlusher {
      */
     private void sync() throws IOException {
         active.force(false);
-        fsyncs.incrementAndGet();
         lastSyncNanos = System.nanoTime();
         unsynced = false;
         if (!options.syncsEveryGroup()) {
             SyncMark.write(dir, segments.activeFirstVersion(), segments.activeBytes());
         }
+        fsyncs.incrementAndGet(); // counted once its mark is written: a reader of the count then finds the mark
     }
 
     /** A sync on the interval, outside any batch: a failure kills the log like a failed write. */
