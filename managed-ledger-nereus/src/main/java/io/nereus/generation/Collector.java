@@ -24,6 +24,7 @@ import io.nereus.metadata.WalWriterLease;
 import io.nereus.object.ObjectInfo;
 import io.nereus.object.ObjectName;
 import io.nereus.object.ObjectStore;
+import io.nereus.wal.WalLedgers;
 import io.nereus.wal.WalReader;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -45,7 +46,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.bookkeeper.client.BKException;
-import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.api.BookKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -338,17 +339,14 @@ public final class Collector implements AutoCloseable {
 
     /** Deletes COLLECTING slice {@code sliceId}'s ledger, then forgets the slice. */
     private CompletableFuture<Void> deleteSlice(long sliceId) {
-        CompletableFuture<Void> deleted = new CompletableFuture<>();
-        bk.asyncDeleteLedger(sliceId, (rc, ctx) -> {
-            if (rc == BKException.Code.OK || rc == BKException.Code.NoSuchLedgerExistsException
-                    || rc == BKException.Code.NoSuchLedgerExistsOnMetadataServerException) {
-                deleted.complete(null);
-            } else {
-                deleted.completeExceptionally(new NereusException(ErrorCode.RETRIABLE_READ_FAILED,
-                        ErrorContext.of("slice", sliceId, "operation", "delete ledger", "rc", rc),
-                        BKException.create(rc)));
+        CompletableFuture<Void> deleted = WalLedgers.delete(bk, sliceId).handle((ignored, error) -> {
+            int rc = error == null ? BKException.Code.OK : WalLedgers.code(error);
+            if (rc != BKException.Code.OK && !WalLedgers.noSuchLedger(rc)) {
+                throw new NereusException(ErrorCode.RETRIABLE_READ_FAILED, ErrorContext.of("slice", sliceId,
+                        "operation", "delete ledger", "rc", rc), BKException.create(rc));
             }
-        }, null);
+            return null;
+        });
         return deleted.thenCompose(ignored -> {
             wal.forget(sliceId);
             return collection.forgetSlice(sliceId);

@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import org.apache.bookkeeper.client.BKException;
+import java.util.concurrent.CompletionException;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -217,8 +217,8 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
             slices.bind(s, data.readableBytes());
             inFlight++;
             WalSlices.Slice target = s;
-            target.ledger.asyncAddEntry(data,
-                    (rc, lh, entryId, ctx) -> onOwner(() -> added(target, batch, rc, entryId)), null);
+            target.ledger.appendAsync(data)
+                    .whenComplete((entryId, error) -> onOwner(() -> added(target, batch, entryId, error)));
         }
         retireSliceIfClosedAndDrained();
     }
@@ -229,16 +229,19 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         }
     }
 
-    private void added(WalSlices.Slice s, SealedBatch batch, int rc, long entryId) {
+    private void added(WalSlices.Slice s, SealedBatch batch, Long entryId, Throwable error) {
         inFlight--;
-        slices.added(s, rc);
+        slices.added(s, error != null);
         pump();
-        if (rc == BKException.Code.OK) {
+        if (error == null) {
             batchesWritten++;
             batch.written(entryId);
         } else {
-            LOG.warn("WAL batch write failed: slice={} sequence={} rc={}", s.ledger.getId(), batch.sequence, rc);
-            batch.writeFailed(BKException.create(rc));
+            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause()
+                    : error;
+            LOG.warn("WAL batch write failed: slice={} sequence={} rc={}", s.id(), batch.sequence,
+                    WalLedgers.code(cause));
+            batch.writeFailed(cause);
         }
         commitNext();
         cutIfDrained();

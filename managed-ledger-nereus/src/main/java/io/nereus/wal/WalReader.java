@@ -2,6 +2,7 @@ package io.nereus.wal;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
+import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,23 +13,28 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.bookkeeper.client.BKException;
-import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.BookKeeper;
+import org.apache.bookkeeper.client.api.LedgerEntries;
+import org.apache.bookkeeper.client.api.LedgerEntry;
+import org.apache.bookkeeper.client.api.ReadHandle;
 
 /**
- * Reads WAL batches from slices. Slices are opened without recovery (a slice may still be written by its
- * writer) and read with unconfirmed reads: an entry named by a committed index record was acknowledged by
- * the ack quorum before its commit, whatever the reader's last-add-confirmed says.
+ * Reads WAL batches from slices, through BookKeeper's {@link ReadHandle}. Slices are opened without recovery (a
+ * slice may still be written by its writer) and read with unconfirmed reads: an entry named by a committed index
+ * record was acknowledged by the ack quorum before its commit, whatever the reader's last-add-confirmed says. An
+ * entry past the last one of a closed slice is missing without asking the bookies; a read that returns fewer
+ * entries than asked (as Pulsar's test BookKeeper does past a ledger's end) is missing from the first one absent.
  *
  * <p>Decoded batches are kept in a small LRU, and concurrent reads of one batch share one fetch, so a reader
  * going through a long range fetches each batch once. A read that goes on from the batch before it (that one is
  * cached) fetches the following batches with it in one request, an eighth of the cache at most and never past the
- * slice's last entry the handle knows. Failed fetches are not kept. Thread-safe.
+ * slice's last confirmed entry (of an open slice, asked of its bookies when the handle knows too few). Failed
+ * fetches are not kept. Handles stay open until the slice is forgotten or the reader closed. Thread-safe.
  */
 public final class WalReader implements AutoCloseable {
     private final BookKeeper bk;
     private final byte[] password;
-    private final Map<Long, CompletableFuture<LedgerHandle>> handles = new ConcurrentHashMap<>();
+    private final Map<Long, CompletableFuture<ReadHandle>> handles = new ConcurrentHashMap<>();
     private final Map<BatchKey, CompletableFuture<WalBatch>> batches;
     private final LongAdder bytesRead = new LongAdder();
     private final LongAdder requests = new LongAdder();
@@ -96,16 +102,18 @@ public final class WalReader implements AutoCloseable {
 
     /**
      * A reader went on from the batch before {@code entryId}: fetch it and the next ones it will want, up to the
-     * read-ahead and the slice's last entry known to the handle, in one BookKeeper request, into the cache. Should the
-     * range read fail, each batch is fetched on its own, so that one bad entry fails only its own reads.
+     * read-ahead and the slice's last confirmed entry ({@link #lastConfirmed}), in one BookKeeper request, into the
+     * cache. Should the range read fail, each batch is fetched on its own, so that one bad entry fails only its own
+     * reads.
      */
     private void readAhead(long sliceId, long entryId, CompletableFuture<WalBatch> first) {
-        handle(sliceId).whenComplete((lh, error) -> {
+        long wanted = entryId + readAhead - 1;
+        handle(sliceId).thenCompose(rh -> lastConfirmed(rh, wanted)).whenComplete((lac, error) -> {
             if (error != null) {
                 fetchInto(new BatchKey(sliceId, entryId), first);
                 return;
             }
-            long last = Math.min(entryId + readAhead - 1, Math.max(entryId, lh.getLastAddConfirmed()));
+            long last = Math.min(wanted, Math.max(entryId, lac));
             List<BatchKey> keys = new ArrayList<>();
             List<CompletableFuture<WalBatch>> slots = new ArrayList<>();
             keys.add(new BatchKey(sliceId, entryId));
@@ -138,6 +146,26 @@ public final class WalReader implements AutoCloseable {
     }
 
     /**
+     * The slice's last entry known to be readable: the handle's last-add-confirmed, asked of the bookies first when
+     * the slice is still open and the handle knows less than {@code wanted} (its writer may have gone on since). A
+     * failure to ask leaves what the handle knows.
+     */
+    private CompletableFuture<Long> lastConfirmed(ReadHandle rh, long wanted) {
+        long known = rh.getLastAddConfirmed();
+        if (known >= wanted || rh.isClosed()) {
+            return CompletableFuture.completedFuture(known);
+        }
+        requests.increment();
+        CompletableFuture<Long> asked;
+        try {
+            asked = rh.readLastAddConfirmedAsync();
+        } catch (RuntimeException e) {
+            asked = CompletableFuture.failedFuture(e);
+        }
+        return asked.handle((lac, t) -> t != null || lac == null ? known : Math.max(known, lac));
+    }
+
+    /**
      * The batch at entry {@code entryId} of slice {@code sliceId}, fetched without using or filling the batch
      * cache: for scans (generation-0 repair) that would otherwise evict what readers need.
      */
@@ -158,7 +186,10 @@ public final class WalReader implements AutoCloseable {
         return fetch(sliceId, firstEntry, lastEntry);
     }
 
-    /** BookKeeper read requests this reader made (one per batch, or per range of batches read together). */
+    /**
+     * BookKeeper read requests this reader made: one per batch, or per range of batches read together, and one per
+     * last-add-confirmed asked of an open slice's bookies before reading ahead.
+     */
     public long requests() {
         return requests.sum();
     }
@@ -173,9 +204,9 @@ public final class WalReader implements AutoCloseable {
      * a read of it asks BookKeeper again and finds it missing.
      */
     public void forget(long sliceId) {
-        CompletableFuture<LedgerHandle> h = handles.remove(sliceId);
+        CompletableFuture<ReadHandle> h = handles.remove(sliceId);
         if (h != null) {
-            h.thenAccept(lh -> lh.asyncClose((rc, x, c) -> { }, null));
+            h.thenAccept(ReadHandle::closeAsync);
         }
         synchronized (batches) {
             batches.keySet().removeIf(k -> k.sliceId() == sliceId);
@@ -198,48 +229,65 @@ public final class WalReader implements AutoCloseable {
      * and last entry).
      */
     private CompletableFuture<List<WalBatch>> fetch(long sliceId, long first, long last) {
-        return handle(sliceId).thenCompose(lh -> {
-            CompletableFuture<List<WalBatch>> out = new CompletableFuture<>();
+        return handle(sliceId).thenCompose(rh -> {
+            Map<String, Object> where = first == last ? ErrorContext.of("slice", sliceId, "entry", first)
+                    : ErrorContext.of("slice", sliceId, "firstEntry", first, "lastEntry", last);
+            if (rh.isClosed() && first > rh.getLedgerMetadata().getLastEntryId()) {
+                return CompletableFuture.failedFuture(readError(BKException.Code.NoSuchEntryException, where));
+            }
             requests.increment();
-            lh.asyncReadUnconfirmedEntries(first, last, (rc, h, seq, ctx) -> {
-                Map<String, Object> where = first == last ? ErrorContext.of("slice", sliceId, "entry", first)
-                        : ErrorContext.of("slice", sliceId, "firstEntry", first, "lastEntry", last);
-                if (rc != BKException.Code.OK) {
-                    out.completeExceptionally(readError(rc, where));
-                    return;
+            CompletableFuture<LedgerEntries> read;
+            try {
+                read = rh.readUnconfirmedAsync(first, last);
+            } catch (RuntimeException e) {
+                read = CompletableFuture.failedFuture(e);
+            }
+            return read.handle((entries, error) -> {
+                if (error != null) {
+                    throw readError(WalLedgers.code(error), where, error);
                 }
-                List<WalBatch> batches = new ArrayList<>();
-                try {
-                    while (seq.hasMoreElements()) {
-                        byte[] data = seq.nextElement().getEntry();
-                        bytesRead.add(data.length);
-                        batches.add(WalBatchCodec.decode(data));
-                    }
-                    out.complete(batches);
-                } catch (NereusException ex) {
-                    where.putAll(ex.context());
-                    out.completeExceptionally(new NereusException(ex.code(), where, ex));
-                } catch (RuntimeException ex) {
-                    out.completeExceptionally(ex);
+                try (entries) {
+                    return decode(entries, first, last, where);
                 }
-            }, null);
-            return out;
+            });
         });
     }
 
-    private CompletableFuture<LedgerHandle> handle(long sliceId) {
-        CompletableFuture<LedgerHandle> f = handles.computeIfAbsent(sliceId, id -> {
-            CompletableFuture<LedgerHandle> open = new CompletableFuture<>();
-            bk.asyncOpenLedgerNoRecovery(id, BookKeeper.DigestType.CRC32C, password, (rc, lh, ctx) -> {
-                if (rc == BKException.Code.OK) {
-                    open.complete(lh);
-                } else {
-                    open.completeExceptionally(readError(rc, ErrorContext.of("slice", id)));
+    /** The batches in {@code entries}, which must be exactly {@code first..last}; the caller releases them. */
+    private List<WalBatch> decode(LedgerEntries entries, long first, long last, Map<String, Object> where) {
+        List<WalBatch> batches = new ArrayList<>();
+        long expected = first;
+        try {
+            for (LedgerEntry entry : entries) {
+                if (entry.getEntryId() != expected) {
+                    break;
                 }
-            }, null);
-            return open;
-        });
-        f.whenComplete((lh, t) -> {
+                byte[] data = entry.getEntryBytes();
+                bytesRead.add(data.length);
+                batches.add(WalBatchCodec.decode(data));
+                expected++;
+            }
+        } catch (NereusException ex) {
+            where.putAll(ex.context());
+            throw new NereusException(ex.code(), where, ex);
+        }
+        if (expected <= last) {
+            where.put("missingEntry", expected);
+            throw readError(BKException.Code.NoSuchEntryException, where);
+        }
+        return batches;
+    }
+
+    private CompletableFuture<ReadHandle> handle(long sliceId) {
+        CompletableFuture<ReadHandle> f = handles.computeIfAbsent(sliceId, id -> WalLedgers
+                .openToRead(bk, id, password)
+                .handle((rh, error) -> {
+                    if (error != null) {
+                        throw readError(WalLedgers.code(error), ErrorContext.of("slice", id), error);
+                    }
+                    return rh;
+                }));
+        f.whenComplete((rh, t) -> {
             if (t != null) {
                 handles.remove(sliceId, f);
             }
@@ -249,17 +297,19 @@ public final class WalReader implements AutoCloseable {
 
     /** TARGET_MISSING when the ledger or entry does not exist (evidence of loss), else RETRIABLE_READ_FAILED. */
     private static NereusException readError(int rc, Map<String, Object> where) {
-        boolean missing = rc == BKException.Code.NoSuchLedgerExistsException
-                || rc == BKException.Code.NoSuchLedgerExistsOnMetadataServerException
-                || rc == BKException.Code.NoSuchEntryException;
+        return readError(rc, where, BKException.create(rc));
+    }
+
+    private static NereusException readError(int rc, Map<String, Object> where, Throwable cause) {
+        boolean missing = WalLedgers.noSuchLedger(rc) || rc == BKException.Code.NoSuchEntryException;
         where.put("rc", rc);
         return new NereusException(missing ? ErrorCode.TARGET_MISSING : ErrorCode.RETRIABLE_READ_FAILED, where,
-                BKException.create(rc));
+                Failures.unwrap(cause));
     }
 
     @Override
     public void close() {
-        handles.values().forEach(f -> f.thenAccept(lh -> lh.asyncClose((rc, h, c) -> { }, null)));
+        handles.values().forEach(f -> f.thenAccept(ReadHandle::closeAsync));
         handles.clear();
     }
 }

@@ -13,8 +13,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.bookkeeper.client.BKException;
-import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.api.BookKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -193,22 +192,20 @@ public final class WalSliceRecovery {
 
     /** Fences and closes the slice's ledger, then seals it; the slice id once sealed, null when it failed. */
     private CompletableFuture<Long> recoverSlice(long id, WalSlice slice) {
-        CompletableFuture<Void> closed = new CompletableFuture<>();
-        bk.asyncOpenLedger(id, BookKeeper.DigestType.CRC32C, password, (rc, lh, ctx) -> {
-            if (rc == BKException.Code.OK) {
+        CompletableFuture<Void> closed = WalLedgers.recover(bk, id, password).handle((rh, error) -> {
+            if (error == null) {
                 LOG.info("WAL slice fenced and closed by recovery: slice={} writer={} incarnation={} lastEntry={}",
-                        id, slice.writerId(), slice.incarnation(), lh.getLastAddConfirmed());
-                lh.asyncClose((r, l, c) -> { }, null);
-                closed.complete(null);
-            } else if (rc == BKException.Code.NoSuchLedgerExistsException
-                    || rc == BKException.Code.NoSuchLedgerExistsOnMetadataServerException) {
+                        id, slice.writerId(), slice.incarnation(), rh.getLastAddConfirmed());
+                rh.closeAsync();
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            if (WalLedgers.noSuchLedger(WalLedgers.code(error))) {
                 LOG.error("an OPEN WAL slice has no ledger; anything committed into it is lost: slice={} writer={}",
                         id, slice.writerId());
-                closed.complete(null);
-            } else {
-                closed.completeExceptionally(BKException.create(rc));
+                return CompletableFuture.<Void>completedFuture(null);
             }
-        }, null);
+            return CompletableFuture.<Void>failedFuture(error);
+        }).thenCompose(f -> f);
         return closed.thenCompose(ignored -> store.seal(id)).handle((sealed, error) -> {
             if (error != null) {
                 LOG.warn("WAL slice recovery failed, trying again later: slice={} writer={}", id, slice.writerId(),

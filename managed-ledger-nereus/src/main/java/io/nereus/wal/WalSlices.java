@@ -15,9 +15,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.WriteHandle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -133,15 +132,14 @@ final class WalSlices {
                 WalWriter.LEDGER_METADATA_FORMAT, utf8(Short.toString(WalBatchCodec.VERSION)),
                 WalWriter.LEDGER_METADATA_WRITER, utf8(writerId),
                 WalWriter.LEDGER_METADATA_INCARNATION, utf8(Long.toString(incarnation)));
-        bk.asyncCreateLedger(config.ensembleSize(), config.writeQuorum(), config.ackQuorum(),
-                BookKeeper.DigestType.CRC32C, config.password(),
-                (rc, lh, ctx) -> owner.execute(() -> created(rc, lh, incarnation)), null, custom);
+        WalLedgers.create(bk, config, custom)
+                .whenComplete((lh, error) -> owner.execute(() -> created(lh, error, incarnation)));
     }
 
-    private void created(int rc, LedgerHandle lh, long incarnation) {
-        if (rc != BKException.Code.OK) {
-            LOG.warn("creating a WAL slice failed: rc={}", rc);
-            failed(BKException.create(rc));
+    private void created(WriteHandle lh, Throwable createError, long incarnation) {
+        if (createError != null) {
+            LOG.warn("creating a WAL slice failed: rc={}", WalLedgers.code(createError));
+            failed(createError);
             return;
         }
         long id = lh.getId();
@@ -175,13 +173,13 @@ final class WalSlices {
      * Gets rid of a ledger whose registration did not succeed: deleted when the registration was refused (no
      * record names it); otherwise closed and sealed, in case the registration did land.
      */
-    private void cleanup(long id, LedgerHandle lh, boolean refused) {
+    private void cleanup(long id, WriteHandle lh, boolean refused) {
         cleanups++;
         if (refused) {
-            bk.asyncDeleteLedger(id, (rc, ctx) -> owner.execute(() -> cleaned(id)), null);
+            WalLedgers.delete(bk, id).whenComplete((r, e) -> owner.execute(() -> cleaned(id)));
         } else {
-            lh.asyncClose((rc, l, ctx) -> store.seal(id).whenComplete((r, e) -> owner.execute(() -> cleaned(id))),
-                    null);
+            lh.closeAsync().whenComplete((c, ce) -> store.seal(id)
+                    .whenComplete((r, e) -> owner.execute(() -> cleaned(id))));
         }
     }
 
@@ -209,10 +207,10 @@ final class WalSlices {
         s.unfinished++;
     }
 
-    /** The write of a batch to {@code s} finished ({@code rc}). */
-    void added(Slice s, int rc) {
+    /** The write of a batch to {@code s} finished, {@code failed} or not. */
+    void added(Slice s, boolean failed) {
         s.pending--;
-        if (rc != BKException.Code.OK) {
+        if (failed) {
             s.broken = true;
         }
         if (s.retired && s.pending == 0) {
@@ -245,15 +243,16 @@ final class WalSlices {
             return;
         }
         s.closing = true;
-        s.ledger.asyncClose((rc, lh, ctx) -> owner.execute(() -> {
-            if (rc == BKException.Code.OK) {
+        s.ledger.closeAsync().whenComplete((ignored, error) -> owner.execute(() -> {
+            if (error == null) {
                 s.closed = true;
                 sealIfDone(s);
             } else {
-                LOG.warn("closing a WAL slice failed, leaving it to slice recovery: slice={} rc={}", s.id(), rc);
+                LOG.warn("closing a WAL slice failed, leaving it to slice recovery: slice={} rc={}", s.id(),
+                        WalLedgers.code(error));
                 giveUp(s);
             }
-        }), null);
+        }));
     }
 
     private void sealIfDone(Slice s) {
@@ -309,7 +308,7 @@ final class WalSlices {
      * {@code unfinished}, its batches whose commit has not finished.
      */
     static final class Slice {
-        final LedgerHandle ledger;
+        final WriteHandle ledger;
         final Instant created;
         long bytes;
         int pending;
@@ -320,7 +319,7 @@ final class WalSlices {
         boolean closed;
         boolean sealing;
 
-        Slice(LedgerHandle ledger, Instant created) {
+        Slice(WriteHandle ledger, Instant created) {
             this.ledger = ledger;
             this.created = created;
         }

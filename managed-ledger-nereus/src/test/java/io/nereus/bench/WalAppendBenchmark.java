@@ -12,7 +12,9 @@ import io.nereus.stream.NereusStream;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.EngineFixture;
+import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
+import io.netty.buffer.Unpooled;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -30,9 +32,8 @@ import java.util.function.Function;
 import java.util.function.IntFunction;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
-import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.WriteHandle;
 import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.pulsar.metadata.bookkeeper.BKCluster;
 
@@ -159,22 +160,13 @@ public final class WalAppendBenchmark {
         }
     }
 
-    /** Pipelined {@code asyncAddEntry} of {@code payload} to one new ledger with quorums 1/1/1. */
+    /** Pipelined {@code appendAsync} of {@code payload} to one new ledger with quorums 1/1/1. */
     private static Result raw(String name, BookKeeper bk, byte[] payload, int seconds, int inFlight,
             AtomicLong fdbWrites) throws Exception {
-        LedgerHandle ledger = bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, PASSWORD);
+        WriteHandle ledger = TestLedgers.create(bk, PASSWORD);
         try {
-            return run(name, payload.length, seconds, inFlight, fdbWrites, i -> {
-                CompletableFuture<Void> done = new CompletableFuture<>();
-                ledger.asyncAddEntry(payload, (rc, lh, entryId, ctx) -> {
-                    if (rc == BKException.Code.OK) {
-                        done.complete(null);
-                    } else {
-                        done.completeExceptionally(BKException.create(rc));
-                    }
-                }, null);
-                return done;
-            });
+            return run(name, payload.length, seconds, inFlight, fdbWrites,
+                    i -> ledger.appendAsync(Unpooled.wrappedBuffer(payload)).thenApply(entryId -> null));
         } finally {
             ledger.close();
         }

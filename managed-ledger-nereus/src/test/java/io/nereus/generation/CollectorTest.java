@@ -24,6 +24,7 @@ import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
 import io.nereus.testing.MutableClock;
+import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -32,8 +33,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
-import org.apache.bookkeeper.client.BKException;
-import org.apache.bookkeeper.client.BookKeeper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -125,12 +124,7 @@ class CollectorTest {
 
     /** True when BookKeeper still has ledger {@code id}. */
     private boolean ledgerExists(long id) throws Exception {
-        try {
-            engine.bk.openLedgerNoRecovery(id, BookKeeper.DigestType.CRC32C, new byte[0]).close();
-            return true;
-        } catch (BKException.BKNoSuchLedgerExistsException | BKException.BKNoSuchLedgerExistsOnMetadataServerException e) {
-            return false;
-        }
+        return TestLedgers.exists(engine.bk, id, new byte[0]);
     }
 
     private void readsBack(List<NereusStream> streams, List<List<String>> expected, String coldWriter) {
@@ -286,12 +280,12 @@ class CollectorTest {
         long s2 = made.get(2);
         retireAll(s2);
         await(collection.markCollecting(s2));
-        engine.bk.deleteLedger(s2);
+        TestLedgers.delete(engine.bk, s2);
         // slice 3: a crash in the middle of forgetting (its ranges partly removed)
         long s3 = made.get(3);
         retireAll(s3);
         await(collection.markCollecting(s3));
-        engine.bk.deleteLedger(s3);
+        TestLedgers.delete(engine.bk, s3);
         var ranges3 = await(engine.metadata.slices().ranges(s3));
         engine.fdb.run(tr -> {
             tr.clear(engine.metadata.keyspace().walStreamKey(s3, ranges3.firstKey()));

@@ -30,6 +30,7 @@ import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
 import io.nereus.testing.StreamTesting;
+import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalConfig;
@@ -45,8 +46,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.WriteHandle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -277,12 +277,12 @@ class GenerationZeroRepairTest {
     void repair_takesTheLastSectionOfASlice_notAnEarlierFailedWriteOfTheSameOffsets() throws Exception {
         StreamId id = await(metadata.catalog().openStream("rewritten")).streamId();
         long epoch = await(metadata.streams().acquireWriter(id, "forger")).writerEpoch();
-        LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
+        WriteHandle lh = TestLedgers.create(engine.bk, WAL.password());
         long slice = lh.getId();
         WalSection failed = WalSection.of(id, 0, List.of(new AppendEntry(bytes("failed-0"), 1), new AppendEntry(bytes("failed-1"), 1)));
         WalSection kept = WalSection.of(id, 0, List.of(new AppendEntry(bytes("kept-0"), 1), new AppendEntry(bytes("kept-1"), 1)));
-        lh.addEntry(encoded(new WalBatch(slice, 0, List.of(failed))));
-        long keptEntry = lh.addEntry(encoded(new WalBatch(slice, 1, List.of(kept))));
+        lh.append(encoded(new WalBatch(slice, 0, List.of(failed))));
+        long keptEntry = lh.append(encoded(new WalBatch(slice, 1, List.of(kept))));
         lh.close();
         // registered as a slice, as the WAL writer registers each before committing into it
         long lease = await(metadata.slices().takeLease("forger", Duration.ofSeconds(30)));

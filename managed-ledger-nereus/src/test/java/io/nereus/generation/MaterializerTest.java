@@ -23,6 +23,7 @@ import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
+import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -110,7 +111,7 @@ class MaterializerTest {
 
     private void deleteSealedSlices() throws Exception {
         for (long id : await(engine.metadata.slices().slices(WalSliceState.SEALED, 0, 1000)).keySet()) {
-            engine.bk.deleteLedger(id);
+            TestLedgers.delete(engine.bk, id);
         }
     }
 

@@ -18,6 +18,7 @@ import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
 import io.nereus.testing.S3ProxyServer;
+import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,7 +86,7 @@ class S3MaterializerTest {
                     .get(0);
             assertThat(((ObjectTarget) big.target()).objectSize()).isGreaterThan(PART_BYTES);
             for (long id : await(engine.metadata.slices().slices(WalSliceState.SEALED, 0, 100)).keySet()) {
-                engine.bk.deleteLedger(id);
+                TestLedgers.delete(engine.bk, id);
             }
             StreamStorage cold = engine.storage("reader", CONFIG);
             for (int s = 0; s < streams; s++) {

@@ -20,6 +20,7 @@ import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.WalTarget;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
+import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalConfig;
@@ -29,8 +30,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.WriteHandle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -230,8 +230,8 @@ class StreamStorageTest {
         WalSection section = WalSection.of(s.id(), 0, List.of(new AppendEntry(payload("genuine"), 1)));
         byte[] stored = encoded(new WalBatch(0, 0, List.of(
                 WalSection.of(s.id(), 0, List.of(new AppendEntry(payload("tampered"), 1))))));
-        LedgerHandle lh = engine.bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
-        long entry = lh.addEntry(stored);
+        WriteHandle lh = TestLedgers.create(engine.bk, WAL.password());
+        long entry = lh.append(stored);
         // registered as a slice, as the WAL writer registers each before committing into it
         long lease = await(metadata.slices().takeLease("forger", Duration.ofSeconds(30)));
         await(metadata.slices().register(lh.getId(), "forger", lease));

@@ -16,6 +16,7 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.WalTarget;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
+import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,8 +24,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.ReadHandle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -78,7 +78,7 @@ class WalFaultsTest {
         assertThat(await(x.append(List.of(AppendEntry.of(x0))))).isEqualTo(OffsetRange.single(0));
         long brokenSlice = sliceOf(x, 0);
 
-        LedgerHandle recovered = BK.newClient().openLedger(brokenSlice, BookKeeper.DigestType.CRC32C, WAL.password());
+        ReadHandle recovered = TestLedgers.recover(BK.newClient(), brokenSlice, WAL.password());
         assertThat(recovered.isClosed()).isTrue();
         assertThat(recovered.getLastAddConfirmed()).isEqualTo(0);
 

@@ -7,10 +7,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamId;
 import io.nereus.testing.BookKeeperCluster;
+import io.nereus.testing.TestLedgers;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.WriteHandle;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -22,11 +23,11 @@ class WalReaderReadAheadTest {
     private static final byte[] PASSWORD = new byte[0];
 
     private static long sliceOf(BookKeeper bk, int batches) throws Exception {
-        LedgerHandle lh = bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, PASSWORD);
+        WriteHandle lh = TestLedgers.create(bk, PASSWORD);
         for (int i = 0; i < batches; i++) {
             WalSection s = WalSection.of(StreamId.of(5), i, List.of(
                     new AppendEntry(("batch-" + i).getBytes(StandardCharsets.UTF_8), 1)));
-            lh.addEntry(encoded(new WalBatch(lh.getId(), i, List.of(s))));
+            lh.append(encoded(new WalBatch(lh.getId(), i, List.of(s))));
         }
         lh.close();
         return lh.getId();

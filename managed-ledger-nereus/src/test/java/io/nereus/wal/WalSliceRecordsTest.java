@@ -19,6 +19,7 @@ import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
+import io.nereus.testing.TestLedgers;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,8 +27,7 @@ import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.ReadHandle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -143,7 +143,7 @@ class WalSliceRecordsTest {
     }
 
     private boolean ledgerClosed(long id) throws Exception {
-        LedgerHandle lh = engine.bk.openLedgerNoRecovery(id, BookKeeper.DigestType.CRC32C, WAL.password());
+        ReadHandle lh = TestLedgers.openToRead(engine.bk, id, WAL.password());
         try {
             return lh.isClosed();
         } finally {

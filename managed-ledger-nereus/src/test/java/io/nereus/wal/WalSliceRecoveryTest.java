@@ -27,6 +27,7 @@ import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
 import io.nereus.testing.MutableClock;
+import io.nereus.testing.TestLedgers;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -43,7 +44,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.ReadHandle;
+import org.apache.bookkeeper.client.api.WriteHandle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -104,7 +106,7 @@ class WalSliceRecoveryTest {
         assertThat(await(slices.slice(slice))).contains(new WalSlice(WalSliceState.SEALED, "broker-a", incarnation));
         assertThat(await(slices.lease(incarnation))).isEmpty();
         assertThat(await(slices.ranges(slice))).isEqualTo(written.ranges());
-        LedgerHandle recovered = engine.bk.openLedgerNoRecovery(slice, BookKeeper.DigestType.CRC32C, WAL.password());
+        ReadHandle recovered = TestLedgers.openToRead(engine.bk, slice, WAL.password());
         assertThat(recovered.isClosed()).isTrue();
         assertThat(recovered.getLastAddConfirmed()).as("every committed batch is in the closed ledger")
                 .isGreaterThanOrEqualTo(lastEntry(written));
@@ -248,7 +250,7 @@ class WalSliceRecoveryTest {
     void sliceRegisteredButNeverWritten_andLeaseWithoutSlices_ofGoneWriters_areSealedAndRemoved() throws Exception {
         long ghost = await(slices.takeLease("ghost", WAL.writerLease()));
         long idle = await(slices.takeLease("idle", WAL.writerLease()));
-        LedgerHandle lh = BK.newClient().createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, WAL.password());
+        WriteHandle lh = TestLedgers.create(BK.newClient(), WAL.password());
         assertThat(await(slices.register(lh.getId(), "ghost", ghost))).isInstanceOf(SliceRegistration.Registered.class);
 
         StreamStorage b = engine.storage("broker-b", STORAGE, clock);
@@ -259,7 +261,7 @@ class WalSliceRecoveryTest {
         assertThat(report.expiredLeases()).containsExactlyInAnyOrder(ghost, idle);
         assertThat(await(slices.slice(lh.getId())).map(WalSlice::state)).contains(WalSliceState.SEALED);
         assertThat(await(slices.ranges(lh.getId()))).isEmpty();
-        LedgerHandle closed = engine.bk.openLedgerNoRecovery(lh.getId(), BookKeeper.DigestType.CRC32C, WAL.password());
+        ReadHandle closed = TestLedgers.openToRead(engine.bk, lh.getId(), WAL.password());
         assertThat(closed.isClosed()).isTrue();
         assertThat(closed.getLastAddConfirmed()).isEqualTo(-1);
         closed.close();

@@ -1,0 +1,102 @@
+package io.nereus.wal;
+
+import io.nereus.error.Failures;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.api.BookKeeper;
+import org.apache.bookkeeper.client.api.DigestType;
+import org.apache.bookkeeper.client.api.ReadHandle;
+import org.apache.bookkeeper.client.api.WriteHandle;
+
+/**
+ * The WAL's ledger operations on BookKeeper, through BookKeeper's current client API
+ * ({@code org.apache.bookkeeper.client.api}: {@link WriteHandle}, {@link ReadHandle}, the open and delete builders),
+ * which Pulsar's test BookKeeper ({@code PulsarMockBookKeeper}) implements as well as the real client, so the WAL
+ * runs on either. Slices are CRC32C-digested ledgers protected by the WAL's password.
+ *
+ * <p><b>Creation</b> is the one exception: the mock does not implement the create builder
+ * ({@code newCreateLedgerOp}; BookKeeper's own builder picks an ensemble through a bookie watcher the mock does not
+ * have and fails with a NullPointerException), so a slice is created with {@code asyncCreateLedger}, as Pulsar
+ * creates its own ledgers, and the handle it returns is used only as a {@link WriteHandle}.
+ *
+ * <p>Every method returns a future and never throws; failures are BookKeeper's exceptions ({@link #code} reads
+ * their result code). Stateless.
+ */
+public final class WalLedgers {
+    private WalLedgers() {
+    }
+
+    /**
+     * Creates a slice's ledger with the WAL's quorums and password and the given custom metadata.
+     *
+     * @return the ledger to write; fails with the BookKeeper exception of the creation's result code
+     */
+    static CompletableFuture<WriteHandle> create(org.apache.bookkeeper.client.BookKeeper bk, WalConfig config,
+            Map<String, byte[]> customMetadata) {
+        CompletableFuture<WriteHandle> created = new CompletableFuture<>();
+        try {
+            bk.asyncCreateLedger(config.ensembleSize(), config.writeQuorum(), config.ackQuorum(),
+                    org.apache.bookkeeper.client.BookKeeper.DigestType.CRC32C, config.password(), (rc, lh, ctx) -> {
+                        if (rc == BKException.Code.OK) {
+                            created.complete(lh);
+                        } else {
+                            created.completeExceptionally(BKException.create(rc));
+                        }
+                    }, null, customMetadata);
+        } catch (RuntimeException e) {
+            created.completeExceptionally(e);
+        }
+        return created;
+    }
+
+    /**
+     * Opens ledger {@code ledgerId} to read it, without recovery: a slice may still be written by its writer, whom
+     * this open neither fences nor disturbs.
+     */
+    public static CompletableFuture<ReadHandle> openToRead(BookKeeper bk, long ledgerId, byte[] password) {
+        return open(bk, ledgerId, password, false);
+    }
+
+    /**
+     * Opens ledger {@code ledgerId} with recovery: BookKeeper fences it (its writer can add nothing more) and closes
+     * it at the last entry the bookies hold. The caller closes the returned handle.
+     */
+    static CompletableFuture<ReadHandle> recover(BookKeeper bk, long ledgerId, byte[] password) {
+        return open(bk, ledgerId, password, true);
+    }
+
+    private static CompletableFuture<ReadHandle> open(BookKeeper bk, long ledgerId, byte[] password,
+            boolean recovery) {
+        try {
+            return bk.newOpenLedgerOp().withLedgerId(ledgerId).withRecovery(recovery)
+                    .withDigestType(DigestType.CRC32C).withPassword(password).execute();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Deletes ledger {@code ledgerId}; fails with the BookKeeper exception, NoSuchLedgerExists among others. */
+    public static CompletableFuture<Void> delete(BookKeeper bk, long ledgerId) {
+        try {
+            return bk.newDeleteLedgerOp().withLedgerId(ledgerId).execute();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * The BookKeeper result code of {@code failure} (looking through future wrappers), or
+     * {@link BKException.Code#UnexpectedConditionException} when it is not a BookKeeper exception.
+     */
+    public static int code(Throwable failure) {
+        return Failures.unwrap(failure) instanceof org.apache.bookkeeper.client.api.BKException bk ? bk.getCode()
+                : BKException.Code.UnexpectedConditionException;
+    }
+
+    /** Whether {@code code} says the ledger does not exist (in BookKeeper's metadata or on the bookies). */
+    public static boolean noSuchLedger(int code) {
+        return code == BKException.Code.NoSuchLedgerExistsException
+                || code == BKException.Code.NoSuchLedgerExistsOnMetadataServerException;
+    }
+}
