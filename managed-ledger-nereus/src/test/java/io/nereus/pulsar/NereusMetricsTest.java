@@ -21,7 +21,11 @@ import io.opentelemetry.sdk.metrics.data.LongPointData;
 import io.opentelemetry.sdk.metrics.data.MetricDataType;
 import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
@@ -67,6 +71,20 @@ class NereusMetricsTest {
         MetricData m = metrics.get(P + name);
         assertThat(m).as(name).isNotNull();
         return m.getHistogramData().getPoints().iterator().next();
+    }
+
+    /** Every instrument is in the metrics table of conf/README.md, and the table names no other. */
+    private static void assertDocumented(Collection<String> names) {
+        String dir = System.getProperty("nereus.repo.dir");
+        assertThat(dir).as("system property nereus.repo.dir (set in managed-ledger-nereus/pom.xml)").isNotBlank();
+        List<String> documented;
+        try {
+            documented = Files.readAllLines(Path.of(dir, "conf", "README.md")).stream()
+                    .filter(l -> l.startsWith("| `" + P)).map(l -> l.substring(3, l.indexOf('`', 3))).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        assertThat(documented).as("the metrics table of conf/README.md").containsExactlyInAnyOrderElementsOf(names);
     }
 
     private static Attributes attr(AttributeKey<String> key, String value) {
@@ -128,6 +146,7 @@ class NereusMetricsTest {
             assertThat(value(after, "metadata.key.count", attr(NereusMetrics.METADATA_KIND, "index"))).isEqualTo(5);
             assertThat(value(after, "metadata.size")).isPositive();
             assertThat(value(after, "collector.wal.slice.collected.count")).isZero();
+            assertDocumented(after.keySet());
 
             metrics.close();
             assertThat(byName(reader.collectAllMetrics())).doesNotContainKey(P + "metadata.key.count")
