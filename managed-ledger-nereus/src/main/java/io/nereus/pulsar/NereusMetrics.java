@@ -24,9 +24,11 @@ import java.util.function.Consumer;
  * its own, not the broker's {@code /metrics}).
  *
  * <p>Lifecycle: made before the storage, whose WAL writer reports add and commit latencies to
- * {@link #walObserver()} (recorded into histograms on the writer's owner thread); {@link #observe} then registers
- * the instruments read from the storage's counters whenever the exporter collects. Closing unregisters those; the
- * histograms stay with the meter, as synchronous instruments do.
+ * {@link #walObserver()}: recorded into histograms by the writer's thread and its commits' callbacks, once per batch
+ * or transaction, never per entry (the OpenTelemetry SDK's histogram takes a lock per recording that only a
+ * collection contends). {@link #observe} then registers the instruments read from the storage's counters whenever
+ * the exporter collects. Closing unregisters those; the histograms stay with the meter, as synchronous instruments
+ * do.
  */
 final class NereusMetrics implements AutoCloseable {
     static final String SCOPE = "io.nereus";
@@ -222,7 +224,7 @@ final class NereusMetrics implements AutoCloseable {
         instruments.clear();
     }
 
-    /** Records the WAL writer's timings; on the writer's owner thread, no allocation. */
+    /** Records the WAL writer's timings (see {@link WalObserver} for the threads); no allocation. */
     private record WalTimings(DoubleHistogram fill, DoubleHistogram add, DoubleHistogram commit, int flushBytes)
             implements WalObserver {
         @Override

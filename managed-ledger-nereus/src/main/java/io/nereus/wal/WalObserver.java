@@ -2,9 +2,10 @@ package io.nereus.wal;
 
 /**
  * Receives the timings of a {@link WalWriter} as they happen, for latency histograms that counters cannot give (a
- * metrics layer records them; the core keeps no histogram of its own). Called on the writer's owner thread (one
- * thread per writer), once per BookKeeper add and once per metadata commit transaction, never per entry;
- * implementations must be cheap and must not block or throw.
+ * metrics layer records them; the core keeps no histogram of its own). Called once per BookKeeper add, on the
+ * writer's owner thread, and once per metadata commit transaction, on the thread that completed it (a metadata
+ * callback thread; a writer runs one commit at a time), never per entry. Implementations must be cheap and must not
+ * block or throw.
  */
 public interface WalObserver {
 
