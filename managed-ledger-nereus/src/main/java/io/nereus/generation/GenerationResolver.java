@@ -10,6 +10,7 @@ import io.nereus.metadata.IndexLookup;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import java.util.List;
@@ -20,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,6 +51,14 @@ public final class GenerationResolver {
     private final Map<CacheKey, ConcurrentSkipListMap<Long, IndexRecord>> cache = new ConcurrentHashMap<>();
     private final AtomicInteger cached = new AtomicInteger();
     private final AtomicLong quarantined = new AtomicLong();
+    private final LongAdder cacheHits = new LongAdder();
+    private final LongAdder indexLookups = new LongAdder();
+    private final LongAdder walBytes = new LongAdder();
+    private final LongAdder objectBytes = new LongAdder();
+    private final LongAdder repaired = new LongAdder();
+    private final LongAdder provedTrimmed = new LongAdder();
+    private final LongAdder incomplete = new LongAdder();
+    private final LongAdder noEvidence = new LongAdder();
 
     private record CacheKey(StreamId stream, ReadView view) {
     }
@@ -90,8 +100,10 @@ public final class GenerationResolver {
         }
         IndexRecord hit = cachedRecord(stream, view, offset);
         if (hit != null) {
+            cacheHits.increment();
             return reader.read(hit, offset, maxEntries, maxBytes).handle((entries, error) -> {
                 if (error == null) {
+                    countRead(hit, entries);
                     return CompletableFuture.<Resolution>completedFuture(new Resolution.Found(hit, entries));
                 }
                 forget(hit);
@@ -107,6 +119,7 @@ public final class GenerationResolver {
 
     private CompletableFuture<Resolution> lookupAndRead(StreamId stream, ReadView view, Want want, boolean mayRetry) {
         long offset = want.offset();
+        indexLookups.increment();
         return index.lookup(stream, view, offset).thenCompose(lookup -> {
             if (lookup instanceof IndexLookup.Trimmed t) {
                 return CompletableFuture.completedFuture(new Resolution.Trimmed(t.firstAvailable()));
@@ -119,6 +132,7 @@ public final class GenerationResolver {
                     return CompletableFuture.completedFuture(new Resolution.Unindexed(offset));
                 }
                 return repair.repair(stream, offset).thenCompose(outcome -> {
+                    countRepair(outcome);
                     if (outcome instanceof GenerationZeroRepair.Outcome.Repaired) {
                         return lookupAndRead(stream, view, want, false);
                     }
@@ -153,6 +167,7 @@ public final class GenerationResolver {
         return reader.read(record, want.offset(), want.maxEntries(), want.maxBytes()).handle((entries, error) -> {
             if (error == null) {
                 remember(record);
+                countRead(record, entries);
                 return CompletableFuture.<Resolution>completedFuture(new Resolution.Found(record, entries));
             }
             Throwable cause = Failures.unwrap(error);
@@ -197,6 +212,32 @@ public final class GenerationResolver {
     /** Records this resolver has quarantined since it started. */
     public long quarantinedRecords() {
         return quarantined.get();
+    }
+
+    /** What this resolver has done since it started; any thread. */
+    public ResolverStats stats() {
+        return new ResolverStats(cacheHits.sum(), indexLookups.sum(), walBytes.sum(), objectBytes.sum(),
+                repaired.sum(), provedTrimmed.sum(), incomplete.sum(), noEvidence.sum(), quarantined.get());
+    }
+
+    private void countRead(IndexRecord record, List<StreamEntry> entries) {
+        long bytes = 0;
+        for (int i = 0; i < entries.size(); i++) {
+            bytes += entries.get(i).payload().length;
+        }
+        (record.generation().isAppend() ? walBytes : objectBytes).add(bytes);
+    }
+
+    private void countRepair(GenerationZeroRepair.Outcome outcome) {
+        if (outcome instanceof GenerationZeroRepair.Outcome.Repaired) {
+            repaired.increment();
+        } else if (outcome instanceof GenerationZeroRepair.Outcome.ProvedTrimmed) {
+            provedTrimmed.increment();
+        } else if (outcome instanceof GenerationZeroRepair.Outcome.Incomplete) {
+            incomplete.increment();
+        } else {
+            noEvidence.increment();
+        }
     }
 
     private IndexRecord cachedRecord(StreamId stream, ReadView view, long offset) {

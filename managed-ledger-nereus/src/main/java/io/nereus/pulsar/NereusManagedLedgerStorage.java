@@ -100,8 +100,10 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             objectsOpened = ObjectStores.open(config.objectStore());
             ObjectStore objects = opened(objectsOpened, config.objectStore());
             String writerId = "nereus-" + conf.getAdvertisedAddress() + "-" + UUID.randomUUID();
-            streams = StreamStorage.create(config.storage(), bk, metadata, objects, writerId, Clock.systemUTC());
-            metrics = new NereusMetrics(openTelemetry, streams);
+            metrics = new NereusMetrics(openTelemetry, config.storage().wal().flushBytes());
+            streams = StreamStorage.create(config.storage(), bk, metadata, objects, writerId, Clock.systemUTC(),
+                    metrics.walObserver());
+            metrics.observe(streams);
             ledgerExecutor = OrderedExecutor.newBuilder().name("nereus-ml")
                     .numThreads(Math.max(2, conf.getNumOrderedExecutorThreads())).build();
             factory = new NereusManagedLedgerFactory(metadata, streams, new TopicNodes(metadataStore), ledgerExecutor,

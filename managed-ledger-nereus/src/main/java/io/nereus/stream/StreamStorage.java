@@ -10,6 +10,7 @@ import io.nereus.generation.Materializer;
 import io.nereus.generation.MaterializerStats;
 import io.nereus.generation.ObjectCoverage;
 import io.nereus.generation.ObjectTargetReader;
+import io.nereus.generation.ResolverStats;
 import io.nereus.generation.TargetReaders;
 import io.nereus.generation.WalEvidenceRepair;
 import io.nereus.generation.WalTargetReader;
@@ -18,6 +19,7 @@ import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.StreamId;
 import io.nereus.object.BlockCache;
 import io.nereus.object.ObjectStore;
+import io.nereus.wal.WalObserver;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSliceRecovery;
 import io.nereus.wal.WalStats;
@@ -57,7 +59,7 @@ public final class StreamStorage implements AutoCloseable {
     private volatile boolean closed;
 
     private StreamStorage(StorageConfig config, BookKeeper bk, MetadataStore metadata, ObjectStore objects,
-            String writerId, Clock clock, Function<WalReader, GenerationZeroRepair> repair) {
+            String writerId, Clock clock, WalObserver observer, Function<WalReader, GenerationZeroRepair> repair) {
         this.metadata = Objects.requireNonNull(metadata, "metadata");
         this.objects = Objects.requireNonNull(objects, "objects");
         this.writerId = Objects.requireNonNull(writerId, "writerId");
@@ -66,7 +68,8 @@ public final class StreamStorage implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, scheduler, clock);
+        this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, scheduler, clock,
+                observer);
         this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches());
         this.tail = new TailCache(config.tailCacheBytes());
         this.blocks = new BlockCache(config.materializer().blockCacheBytes());
@@ -97,7 +100,14 @@ public final class StreamStorage implements AutoCloseable {
      */
     public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata,
             ObjectStore objects, String writerId, Clock clock) {
-        return new StreamStorage(config, bk, metadata, objects, writerId, clock,
+        return create(config, bk, metadata, objects, writerId, clock, WalObserver.NONE);
+    }
+
+    /** As {@link #create(StorageConfig, BookKeeper, MetadataStore, ObjectStore, String, Clock)}, the WAL writer
+     * reporting its add and commit latencies to {@code observer}. */
+    public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata,
+            ObjectStore objects, String writerId, Clock clock, WalObserver observer) {
+        return new StreamStorage(config, bk, metadata, objects, writerId, clock, observer,
                 r -> new WalEvidenceRepair(metadata.streams(), metadata.index(), r, config.repairMaxEntries(),
                         REPAIR_TIME_BUDGET, clock));
     }
@@ -203,6 +213,21 @@ public final class StreamStorage implements AutoCloseable {
      */
     public long objectBytesRead() {
         return objectReader.bytesRead();
+    }
+
+    /** BookKeeper read requests this instance made of WAL slices (reads, repair and materialization). */
+    public long walReadRequests() {
+        return reader.requests();
+    }
+
+    /** How the reads that missed the tail cache were resolved, what they read, and the repairs they caused. */
+    public ResolverStats resolverStats() {
+        return resolver.stats();
+    }
+
+    /** Metadata transactions re-run after a conflict or another retriable error ({@link MetadataStore}). */
+    public long metadataTransactionRetries() {
+        return metadata.transactionRetries();
     }
 
     /** Index records this instance's reads found unreadable and quarantined. */

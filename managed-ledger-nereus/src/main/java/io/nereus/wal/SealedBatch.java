@@ -23,6 +23,7 @@ final class SealedBatch {
     final List<PendingSection> sections;
     /** The sections' stored form, in section order (the index is the position in the batch). */
     final List<WalSection> stored;
+    private final int entryCount;
     /** Completes on the owner thread once the BookKeeper write is acknowledged (the entry id) or failed. */
     final CompletableFuture<Long> added = new CompletableFuture<>();
     private long sliceId = -1;
@@ -33,10 +34,18 @@ final class SealedBatch {
         this.sequence = sequence;
         this.sections = List.copyOf(sections);
         List<WalSection> s = new ArrayList<>(this.sections.size());
+        int n = 0;
         for (PendingSection p : this.sections) {
             s.add(p.toWalSection());
+            n += p.entries.size();
         }
         this.stored = List.copyOf(s);
+        this.entryCount = n;
+    }
+
+    /** Entries in the batch, all sections together. */
+    int entryCount() {
+        return entryCount;
     }
 
     /**

@@ -37,8 +37,11 @@ final class WalCommitter {
     private final LongAdder transactions = new LongAdder();
     private final LongAdder committedAppends = new LongAdder();
 
-    WalCommitter(StreamCommitStore streams) {
+    private final WalObserver observer;
+
+    WalCommitter(StreamCommitStore streams, WalObserver observer) {
         this.streams = streams;
+        this.observer = observer;
     }
 
     /**
@@ -98,7 +101,10 @@ final class WalCommitter {
             return CompletableFuture.completedFuture(null);
         }
         transactions.increment();
+        // a measurement, not logic: the transaction's latency for the observer
+        long started = System.nanoTime();
         return streams.commit(appends).handle((result, error) -> {
+            observer.commitFinished(System.nanoTime() - started);
             if (error != null) {
                 LOG.warn("WAL batch commit failed, outcome unknown: appends={}", appends.size(), error);
                 for (PendingSection s : sections) {

@@ -47,7 +47,10 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
     private boolean committing;
     /** Counters read by {@link #stats()} from any thread; written by the owner only. */
     private volatile long batchesWritten;
+    private volatile long bytesWritten;
+    private volatile long entriesWritten;
     private volatile long commitGroups;
+    private final WalObserver observer;
     /** Every batch with a lower sequence number has finished its commit (successfully or not). */
     private long finishedBelow;
     private final ArrayDeque<Barrier> barriers = new ArrayDeque<>();
@@ -63,8 +66,9 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
      * left to recovery) and the lease released.
      */
     WalPipeline(BookKeeper bk, WalCommitter committer, WalSliceStore sliceStore, WalConfig config, String writerId,
-            Clock clock, OpenBatch openBatch, Executor owner, Runnable terminate) {
+            Clock clock, OpenBatch openBatch, Executor owner, Runnable terminate, WalObserver observer) {
         this.committer = committer;
+        this.observer = observer;
         this.config = config;
         this.writerId = writerId;
         this.openBatch = openBatch;
@@ -76,7 +80,8 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
 
     /** The writer's counters so far; any thread. */
     WalStats stats() {
-        return new WalStats(batchesWritten, commitGroups, committer.transactions(), committer.committedAppends());
+        return new WalStats(batchesWritten, bytesWritten, entriesWritten, commitGroups, committer.transactions(),
+                committer.committedAppends());
     }
 
     /** Whether this writer holds slice {@code sliceId} (see {@link WalSlices#holds}); any thread. */
@@ -214,11 +219,14 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
             }
             SealedBatch batch = ready.poll();
             ByteBuf data = batch.encode(s.id());
-            slices.bind(s, data.readableBytes());
+            int bytes = data.readableBytes();
+            slices.bind(s, bytes);
             inFlight++;
             WalSlices.Slice target = s;
-            target.ledger.appendAsync(data)
-                    .whenComplete((entryId, error) -> onOwner(() -> added(target, batch, entryId, error)));
+            // a measurement, not logic: the add's latency for the observer
+            long issued = System.nanoTime();
+            target.ledger.appendAsync(data).whenComplete((entryId, error) -> onOwner(
+                    () -> added(target, batch, bytes, System.nanoTime() - issued, entryId, error)));
         }
         retireSliceIfClosedAndDrained();
     }
@@ -229,12 +237,15 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         }
     }
 
-    private void added(WalSlices.Slice s, SealedBatch batch, Long entryId, Throwable error) {
+    private void added(WalSlices.Slice s, SealedBatch batch, int bytes, long nanos, Long entryId, Throwable error) {
         inFlight--;
         slices.added(s, error != null);
         pump();
         if (error == null) {
             batchesWritten++;
+            bytesWritten += bytes;
+            entriesWritten += batch.entryCount();
+            observer.batchWritten(bytes, nanos);
             batch.written(entryId);
         } else {
             Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause()

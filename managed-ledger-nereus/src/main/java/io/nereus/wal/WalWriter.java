@@ -98,7 +98,15 @@ public final class WalWriter implements AutoCloseable {
      */
     public WalWriter(BookKeeper bk, StreamCommitStore streams, WalSliceStore slices, WalConfig config, String writerId,
             ScheduledExecutorService scheduler, Clock clock) {
+        this(bk, streams, slices, config, writerId, scheduler, clock, WalObserver.NONE);
+    }
+
+    /** As {@link #WalWriter(BookKeeper, StreamCommitStore, WalSliceStore, WalConfig, String, ScheduledExecutorService,
+     * Clock)}, reporting add and commit latencies to {@code observer}. */
+    public WalWriter(BookKeeper bk, StreamCommitStore streams, WalSliceStore slices, WalConfig config, String writerId,
+            ScheduledExecutorService scheduler, Clock clock, WalObserver observer) {
         Objects.requireNonNull(bk, "bk");
+        Objects.requireNonNull(observer, "observer");
         Objects.requireNonNull(streams, "streams");
         Objects.requireNonNull(slices, "slices");
         this.config = Objects.requireNonNull(config, "config");
@@ -111,11 +119,11 @@ public final class WalWriter implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.pipeline = new WalPipeline(bk, new WalCommitter(streams), slices, config, writerId, clock, openBatch,
-                this::submit, () -> {
+        this.pipeline = new WalPipeline(bk, new WalCommitter(streams, observer), slices, config, writerId, clock,
+                openBatch, this::submit, () -> {
                     owner.shutdown();
                     terminated.complete(null);
-                });
+                }, observer);
         this.recovery = new WalSliceRecovery(bk, slices, config.password(), clock, pipeline);
         long renewMillis = Math.max(1, config.leaseRenewal().toMillis());
         this.renewals = scheduler.scheduleAtFixedRate(() -> {

@@ -12,6 +12,7 @@ import io.nereus.object.ObjectStore;
 import io.nereus.object.ObjectStoreConfig;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
+import io.nereus.wal.WalObserver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -59,7 +60,12 @@ public final class EngineFixture implements AutoCloseable {
 
     /** A storage instance writing as {@code writerId} and reading time from {@code clock}, closed with the fixture. */
     public StreamStorage storage(String writerId, StorageConfig config, Clock clock) {
-        StreamStorage s = StreamStorage.create(config, bk, metadata, objects, writerId, clock);
+        return storage(writerId, config, clock, WalObserver.NONE);
+    }
+
+    /** As {@link #storage(String, StorageConfig, Clock)}, its WAL writer reporting its timings to {@code observer}. */
+    public StreamStorage storage(String writerId, StorageConfig config, Clock clock, WalObserver observer) {
+        StreamStorage s = StreamStorage.create(config, bk, metadata, objects, writerId, clock, observer);
         storages.add(s);
         return s;
     }

@@ -48,8 +48,10 @@ public final class MetadataStore implements AutoCloseable {
     private final CursorStore cursors;
     private final WalSliceStore slices;
     private final CollectionStore collection;
+    private final TransactionRunner tx;
 
     private MetadataStore(TransactionRunner tx, NereusKeyspace ks, Optional<Database> owned) {
+        this.tx = tx;
         this.owned = owned;
         this.ks = ks;
         StoredRecords records = new StoredRecords(ks);
@@ -157,6 +159,14 @@ public final class MetadataStore implements AutoCloseable {
     /** The garbage collector's metadata steps. */
     public CollectionStore collection() {
         return collection;
+    }
+
+    /**
+     * Read-write transactions re-run after a conflict (FoundationDB error 1020) or another retriable error, an unknown
+     * commit result (1021) included, by all stores of this instance since it opened.
+     */
+    public long transactionRetries() {
+        return tx.retries();
     }
 
     /** Closes the database if this store opened it; otherwise does nothing. Idempotent. */

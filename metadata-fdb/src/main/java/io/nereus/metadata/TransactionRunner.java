@@ -7,6 +7,7 @@ import com.apple.foundationdb.async.AsyncUtil;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -17,11 +18,13 @@ import java.util.function.Supplier;
  * <p>Retries belong to the database's retry loop ({@link Database#runAsync(Function, Executor)}): a body is
  * re-run after a conflict or another retriable error, including a commit whose result is unknown (1021), so
  * every body must read what it depends on in its own transaction and be idempotent. A non-retriable error, or
- * an exception thrown by the body, fails the returned future. Thread-safe; holds no mutable state.
+ * an exception thrown by the body, fails the returned future. Thread-safe; its only mutable state is the count of
+ * re-runs.
  */
 final class TransactionRunner {
     private final Database db;
     private final Executor executor;
+    private final LongAdder retries = new LongAdder();
 
     TransactionRunner(Database db, Executor executor) {
         this.db = Objects.requireNonNull(db, "db");
@@ -33,9 +36,29 @@ final class TransactionRunner {
         return executor;
     }
 
-    /** Runs {@code body} in a read-write transaction, retried by the database until it commits or fails. */
+    /**
+     * Runs {@code body} in a read-write transaction, retried by the database until it commits or fails; every re-run
+     * is counted ({@link #retries}).
+     */
     <T> CompletableFuture<T> run(Function<? super Transaction, ? extends CompletableFuture<T>> body) {
-        return db.runAsync(body, executor);
+        // the database runs the attempts of one transaction one after another, each after the previous completed
+        boolean[] first = {true};
+        return db.runAsync(tr -> {
+            if (first[0]) {
+                first[0] = false;
+            } else {
+                retries.increment();
+            }
+            return body.apply(tr);
+        }, executor);
+    }
+
+    /**
+     * Read-write transaction bodies re-run after a conflict or another retriable error (an unknown commit result
+     * included), since this runner was made; any thread.
+     */
+    long retries() {
+        return retries.sum();
     }
 
     /** Runs {@code body} in a read-only transaction (one snapshot, retried on retriable read errors). */
