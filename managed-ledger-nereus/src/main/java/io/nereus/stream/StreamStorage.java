@@ -96,15 +96,9 @@ public final class StreamStorage implements AutoCloseable {
      * A storage instance writing as {@code writerId} (the broker id, used as the writer id of its streams and
      * of its WAL slices). Missing generation-0 records are repaired from WAL evidence ({@link WalEvidenceRepair})
      * within {@link StorageConfig#repairMaxEntries} batch reads and {@link #REPAIR_TIME_BUDGET}. Higher generations
-     * live in {@code objects}.
+     * live in {@code objects}. The WAL writer reports its add and commit latencies to {@code observer}
+     * ({@link WalObserver#NONE}: nowhere).
      */
-    public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata,
-            ObjectStore objects, String writerId, Clock clock) {
-        return create(config, bk, metadata, objects, writerId, clock, WalObserver.NONE);
-    }
-
-    /** As {@link #create(StorageConfig, BookKeeper, MetadataStore, ObjectStore, String, Clock)}, the WAL writer
-     * reporting its add and commit latencies to {@code observer}. */
     public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata,
             ObjectStore objects, String writerId, Clock clock, WalObserver observer) {
         return new StreamStorage(config, bk, metadata, objects, writerId, clock, observer,

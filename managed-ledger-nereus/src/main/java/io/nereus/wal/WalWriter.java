@@ -94,15 +94,9 @@ public final class WalWriter implements AutoCloseable {
 
     /**
      * A writer appending as {@code writerId}; starts its owner thread, the lease renewal and slice recovery
-     * (first run at once) on {@code scheduler}, which the caller owns.
+     * (first run at once) on {@code scheduler}, which the caller owns; reports add and commit latencies to
+     * {@code observer} ({@link WalObserver#NONE}: nowhere).
      */
-    public WalWriter(BookKeeper bk, StreamCommitStore streams, WalSliceStore slices, WalConfig config, String writerId,
-            ScheduledExecutorService scheduler, Clock clock) {
-        this(bk, streams, slices, config, writerId, scheduler, clock, WalObserver.NONE);
-    }
-
-    /** As {@link #WalWriter(BookKeeper, StreamCommitStore, WalSliceStore, WalConfig, String, ScheduledExecutorService,
-     * Clock)}, reporting add and commit latencies to {@code observer}. */
     public WalWriter(BookKeeper bk, StreamCommitStore streams, WalSliceStore slices, WalConfig config, String writerId,
             ScheduledExecutorService scheduler, Clock clock, WalObserver observer) {
         Objects.requireNonNull(bk, "bk");

@@ -14,6 +14,7 @@ import io.nereus.stream.StreamStorage;
 import io.nereus.testing.EngineFixture;
 import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
+import io.nereus.wal.WalObserver;
 import io.netty.buffer.Unpooled;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -111,7 +112,7 @@ public final class WalAppendBenchmark {
             for (int streams : streamCounts) {
                 try (ObjectStore objects = EngineFixture.temporaryObjectStore();
                         StreamStorage storage = StreamStorage.create(StorageConfig.defaults().withWal(wal), bk,
-                                metadata, objects, "bench-" + streams, Clock.systemUTC())) {
+                                metadata, objects, "bench-" + streams, Clock.systemUTC(), WalObserver.NONE)) {
                     List<NereusStream> handles = new ArrayList<>();
                     for (int s = 0; s < streams; s++) {
                         NereusStream h = storage.openStream("bench-" + streams + "-" + s).get(30, TimeUnit.SECONDS);

@@ -83,10 +83,10 @@ class WalCommitCoalescingTest {
         bk = BK.newClient();
         scheduler = Executors.newSingleThreadScheduledExecutor();
         writer = new WalWriter(bk, writerMetadata.streams(), metadata.slices(), WAL, "broker-a", scheduler,
-                Clock.systemUTC());
+                Clock.systemUTC(), WalObserver.NONE);
         objects = EngineFixture.temporaryObjectStore();
         readers = StreamStorage.create(StorageConfig.defaults().withWal(WAL), bk, metadata, objects, "reader",
-                Clock.systemUTC());
+                Clock.systemUTC(), WalObserver.NONE);
     }
 
     @AfterEach
@@ -146,7 +146,7 @@ class WalCommitCoalescingTest {
     void groupCommit_anIdleWalWritesAtOnce_aBusyOneCollectsUntilItDrains() {
         WalWriter grouping = new WalWriter(bk, writerMetadata.streams(), metadata.slices(),
                 WAL.withFlush(1 << 20, Duration.ofSeconds(20)).withFlushWhenIdle(true), "broker-g", scheduler,
-                Clock.systemUTC());
+                Clock.systemUTC(), WalObserver.NONE);
         try {
             StreamId xId = await(metadata.catalog().openStream("gx")).streamId();
             StreamId yId = await(metadata.catalog().openStream("gy")).streamId();

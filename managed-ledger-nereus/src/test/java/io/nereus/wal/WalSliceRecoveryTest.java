@@ -218,7 +218,7 @@ class WalSliceRecoveryTest {
                 metadata.keyspace(), engine.fdb.getExecutor()));
         // the writer's commits go through the gated store; its lease and slice records do not
         WalWriter a = new WalWriter(BK.newClient(), gatedMetadata.streams(), slices, WAL, "broker-a", timers(),
-                Clock.systemUTC());
+                Clock.systemUTC(), WalObserver.NONE);
         StreamId x = await(metadata.catalog().openStream("x")).streamId();
         long epoch = await(metadata.streams().acquireWriter(x, "broker-a")).writerEpoch();
         CompletableFuture<Void> held = new CompletableFuture<>();
@@ -331,7 +331,8 @@ class WalSliceRecoveryTest {
     }
 
     private WalWriter writer(String writerId, BookKeeper bk, MetadataStore store) {
-        return new WalWriter(bk, store.streams(), store.slices(), WAL, writerId, timers(), Clock.systemUTC());
+        return new WalWriter(bk, store.streams(), store.slices(), WAL, writerId, timers(), Clock.systemUTC(),
+                WalObserver.NONE);
     }
 
     private ScheduledExecutorService timers() {

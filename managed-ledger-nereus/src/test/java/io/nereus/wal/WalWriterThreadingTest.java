@@ -74,7 +74,7 @@ class WalWriterThreadingTest {
     void appendsFromFourThreads_allCommitted_eachStreamInOffsetOrder_batchesStoredInSequenceOrder()
             throws Exception {
         WalWriter writer = new WalWriter(bk, metadata.streams(), metadata.slices(), WAL, "threading-order", scheduler,
-                Clock.systemUTC());
+                Clock.systemUTC(), WalObserver.NONE);
         int threads = 4;
         int streamsPerThread = 2;
         int appendsPerStream = 150;
@@ -152,7 +152,8 @@ class WalWriterThreadingTest {
     void close_openAppendsFailClosed_writtenOnesCommit_ownerThreadEnds() throws Exception {
         String writerId = "threading-close";
         WalWriter writer = new WalWriter(bk, metadata.streams(), metadata.slices(),
-                WAL.withFlush(1024, Duration.ofSeconds(20)).withFlushWhenIdle(false), writerId, scheduler, Clock.systemUTC());
+                WAL.withFlush(1024, Duration.ofSeconds(20)).withFlushWhenIdle(false), writerId, scheduler, Clock.systemUTC(),
+                WalObserver.NONE);
         StreamId id = await(metadata.catalog().openStream("closing")).streamId();
         long epoch = await(metadata.streams().acquireWriter(id, writerId)).writerEpoch();
         // the slice exists before the close: the next batch is written at once, not after a slice creation
@@ -182,7 +183,8 @@ class WalWriterThreadingTest {
     void close_whileTheSliceIsBeingCreated_sealedBatchCommits_ownerThreadEnds() throws Exception {
         String writerId = "threading-close-early";
         WalWriter writer = new WalWriter(bk, metadata.streams(), metadata.slices(),
-                WAL.withFlush(1024, Duration.ofSeconds(20)).withFlushWhenIdle(false), writerId, scheduler, Clock.systemUTC());
+                WAL.withFlush(1024, Duration.ofSeconds(20)).withFlushWhenIdle(false), writerId, scheduler, Clock.systemUTC(),
+                WalObserver.NONE);
         StreamId id = await(metadata.catalog().openStream("closing-early")).streamId();
         long epoch = await(metadata.streams().acquireWriter(id, writerId)).writerEpoch();
         CompletableFuture<StreamHead> sealed = writer.append(id, epoch, 0, List.of(new AppendEntry(new byte[2048], 1)),
