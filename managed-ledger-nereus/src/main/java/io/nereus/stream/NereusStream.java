@@ -155,6 +155,14 @@ public final class NereusStream {
         });
     }
 
+    /**
+     * The handle's write session: it changes whenever the writer is acquired, fenced or an append fails, so a caller
+     * that saw one value before an append and another after knows that an append in between failed (or will).
+     */
+    public long writeSession() {
+        return session;
+    }
+
     private void committed(OffsetRange range, List<AppendEntry> entries, StreamHead head) {
         long offset = range.start();
         for (AppendEntry e : entries) {

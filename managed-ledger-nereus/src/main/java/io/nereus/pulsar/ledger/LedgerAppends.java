@@ -26,6 +26,15 @@ import org.apache.bookkeeper.mledger.intercept.ManagedLedgerInterceptor;
  * completes one stream's appends in offset order); no lock is held. {@link #handedOff} runs on the same executor,
  * so terminate sees every append that passed the check. {@code lastAdd} changes only on the executor; counters
  * other threads read are atomics.
+ *
+ * <p><b>Order across a failure.</b> Once an append fails, every append added before the broker has seen every
+ * append added so far complete fails too, without reaching the stream: the broker fences the topic when an append
+ * fails and disconnects its producers, which then resend everything unacknowledged in order, so an append added in
+ * that window succeeding would store a producer's later message before its earlier, failed one (the stream would
+ * take it at its re-read head). Pulsar's own managed ledger fails its pending appends the same way when it cannot
+ * write them. A failure is noticed on the executor when it is delivered, or earlier, at a hand-off, by the stream's
+ * write session having changed since the last one; the window closes when no added append is left incomplete,
+ * which the broker waits for before it lets producers publish again.
  */
 final class LedgerAppends {
     private final NereusManagedLedger ledger;
@@ -33,8 +42,14 @@ final class LedgerAppends {
     private final NereusLedgerStats stats;
     private final Executor executor;
     private final AtomicInteger pending = new AtomicInteger();
+    /** Appends added (counted at {@link #add}, before the hop to the executor) and not yet completed. */
+    private final AtomicInteger incomplete = new AtomicInteger();
     private final AtomicLong entriesAdded = new AtomicLong();
     private CompletableFuture<?> lastAdd = CompletableFuture.completedFuture(null); // executor only
+    /** The stream's write session the last hand-off saw; -1 before the first. Executor only. */
+    private long session = -1;
+    /** An append failed and some added before the broker saw it are still incomplete. Executor only. */
+    private boolean failing;
 
     LedgerAppends(NereusManagedLedger ledger, NereusStream stream, NereusLedgerStats stats, Executor executor) {
         this.ledger = ledger;
@@ -47,13 +62,24 @@ final class LedgerAppends {
     CompletableFuture<Position> add(AddOperation op, int numberOfMessages, ManagedLedgerInterceptor interceptor) {
         CompletableFuture<Position> result = new CompletableFuture<>();
         long started = System.nanoTime();
+        incomplete.incrementAndGet();
         try {
             executor.execute(() -> handOff(op, numberOfMessages, interceptor, started, result));
         } catch (RejectedExecutionException e) {
+            incomplete.decrementAndGet();
             stats.recordAddEntryError();
             result.completeExceptionally(ledger.stateError(LedgerState.CLOSED));
         }
         return result;
+    }
+
+    /** On the executor, as an added append completes (before its result): the end of a failure's window. */
+    private void finished(boolean failed) {
+        failing |= failed;
+        if (incomplete.decrementAndGet() == 0 && failing) {
+            failing = false;
+            session = stream.writeSession();
+        }
     }
 
     /** On the executor: the state check, the interceptor and the hand-off to the stream. */
@@ -61,10 +87,23 @@ final class LedgerAppends {
             CompletableFuture<Position> result) {
         LedgerState s = ledger.state();
         if (s != LedgerState.OPEN) {
+            finished(false);
             stats.recordAddEntryError();
             result.completeExceptionally(ledger.stateError(s));
             return;
         }
+        long current = stream.writeSession();
+        if (session != -1 && current != session) {
+            failing = true; // an append handed off earlier failed (or is failing); its failure is not yet delivered
+        }
+        if (failing) {
+            finished(true);
+            stats.recordAddEntryError();
+            result.completeExceptionally(new ManagedLedgerException("append refused: an earlier append of ledger "
+                    + ledger.getName() + " failed, and the appends added before the broker saw that fail with it"));
+            return;
+        }
+        session = current;
         byte[] bytes;
         try {
             if (interceptor != null) {
@@ -72,6 +111,7 @@ final class LedgerAppends {
             }
             bytes = ByteBufUtil.getBytes(op.getData());
         } catch (RuntimeException e) {
+            finished(false);
             result.completeExceptionally(new ManagedLedgerException.ManagedLedgerInterceptException(e));
             return;
         }
@@ -80,6 +120,7 @@ final class LedgerAppends {
         lastAdd = appended;
         appended.whenCompleteAsync((range, t) -> {
             pending.decrementAndGet();
+            finished(t != null);
             if (t != null) {
                 stats.recordAddEntryError();
                 if (interceptor != null) {

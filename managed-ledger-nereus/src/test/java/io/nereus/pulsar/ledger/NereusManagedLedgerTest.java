@@ -5,20 +5,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nereus.metadata.CatalogEntry;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.WalTarget;
+import io.nereus.stream.NereusStream;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
+import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.common.util.OrderedExecutor;
 import org.apache.bookkeeper.mledger.AsyncCallbacks;
 import org.apache.bookkeeper.mledger.Entry;
@@ -33,6 +41,7 @@ import org.apache.bookkeeper.mledger.ReadOnlyCursor;
 import org.apache.bookkeeper.mledger.ScanOutcome;
 import org.apache.bookkeeper.mledger.impl.ManagedLedgerMBeanImpl;
 import org.apache.pulsar.common.api.proto.CommandSubscribe;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -50,6 +59,8 @@ class NereusManagedLedgerTest {
     /** The broker's local metadata store, where Pulsar looks for the topic nodes (Pulsar's in-memory one). */
     private org.apache.pulsar.metadata.api.extended.MetadataStoreExtended pulsarMetadata;
     private final List<AutoCloseable> closers = new ArrayList<>();
+    private final Map<String, StreamStorage> storages = new HashMap<>();
+    private final Map<String, OrderedExecutor> executors = new HashMap<>();
 
     @BeforeEach
     void setUp() throws Exception {
@@ -71,6 +82,8 @@ class NereusManagedLedgerTest {
     private NereusManagedLedgerFactory broker(String id) {
         StreamStorage streams = engine.storage(id, CONFIG);
         OrderedExecutor executor = OrderedExecutor.newBuilder().name("test-ml-" + id).numThreads(2).build();
+        storages.put(id, streams);
+        executors.put(id, executor);
         NereusManagedLedgerFactory f = new NereusManagedLedgerFactory(engine.metadata, streams,
                 new TopicNodes(pulsarMetadata), executor, Clock.systemUTC(), 1);
         closers.add(executor::shutdownNow);
@@ -506,5 +519,61 @@ class NereusManagedLedgerTest {
             }
         }, null, null);
         return r;
+    }
+
+    /**
+     * An append (e2) handed to the stream after an earlier one (e1) failed there, but before the ledger delivered that
+     * failure, fails too: the broker fences the topic only once it sees e1 fail and its producer then resends e1 and
+     * everything after it, so e2 stored in between would precede e1. The WAL slice under the ledger is fenced by a
+     * recovery open from another BookKeeper client (as a takeover does) so that e1's write fails; the ledger's
+     * executor is held while e1 fails, so that e2's hand-off comes before e1's failure is delivered. Once both have
+     * completed, the ledger appends again right after what it stored.
+     */
+    @Test
+    void appendHandedOffAfterAnEarlierFailed_failsToo_soNoLaterAppendIsStoredAheadOfAnEarlierOne() throws Exception {
+        String name = "failure-order";
+        ManagedLedger ml = broker("b1").open(name, new ManagedLedgerConfig());
+        Position first = ml.addEntry(bytes("e0"));
+        NereusStream stream = await(storages.get("b1").openStream(name));
+        long slice = await(engine.metadata.index().indexRecords(stream.id(), ReadView.COMMITTED)).stream()
+                .map(r -> ((WalTarget) r.target()).sliceId()).findFirst().orElseThrow();
+        TestLedgers.recover(BK.newClient(), slice, CONFIG.wal().password());
+        long session = stream.writeSession();
+
+        CompletableFuture<Position> e1 = add(ml, "e1");
+        CountDownLatch held = new CountDownLatch(1);
+        executors.get("b1").chooseThread(name).execute(() -> {
+            try {
+                held.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        CompletableFuture<Position> e2 = add(ml, "e2"); // its hand-off waits behind the held executor
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> stream.writeSession() != session);
+        held.countDown();
+
+        assertThatThrownBy(() -> e1.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(ManagedLedgerException.class);
+        assertThatThrownBy(() -> e2.get(30, TimeUnit.SECONDS)).as("e2, after e1 failed")
+                .hasCauseInstanceOf(ManagedLedgerException.class);
+        Position after = ml.addEntry(bytes("after"));
+        assertThat(after.getEntryId()).isEqualTo(first.getEntryId() + 1);
+        assertThat(text(readEntry(ml, after))).isEqualTo("after");
+    }
+
+    private static CompletableFuture<Position> add(ManagedLedger ml, String payload) {
+        CompletableFuture<Position> f = new CompletableFuture<>();
+        ml.asyncAddEntry(bytes(payload), new AsyncCallbacks.AddEntryCallback() {
+            @Override
+            public void addComplete(Position position, ByteBuf entryData, Object ctx) {
+                f.complete(position);
+            }
+
+            @Override
+            public void addFailed(ManagedLedgerException exception, Object ctx) {
+                f.completeExceptionally(exception);
+            }
+        }, null);
+        return f;
     }
 }
