@@ -4,10 +4,13 @@ import io.nereus.error.Failures;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.LedgerMetadataBuilder;
 import org.apache.bookkeeper.client.api.BookKeeper;
 import org.apache.bookkeeper.client.api.DigestType;
+import org.apache.bookkeeper.client.api.LedgerMetadata;
 import org.apache.bookkeeper.client.api.ReadHandle;
 import org.apache.bookkeeper.client.api.WriteHandle;
+import org.apache.bookkeeper.meta.LedgerManager;
 
 /**
  * The WAL's ledger operations on BookKeeper, through BookKeeper's current client API
@@ -18,7 +21,9 @@ import org.apache.bookkeeper.client.api.WriteHandle;
  * <p><b>Creation</b> is the one exception: the mock does not implement the create builder
  * ({@code newCreateLedgerOp}; BookKeeper's own builder picks an ensemble through a bookie watcher the mock does not
  * have and fails with a NullPointerException), so a slice is created with {@code asyncCreateLedger}, as Pulsar
- * creates its own ledgers, and the handle it returns is used only as a {@link WriteHandle}.
+ * creates its own ledgers, and the handle it returns is used only as a {@link WriteHandle}. {@link #closeAt}, the
+ * last resort of slice recovery, writes the ledger's metadata through the client's ledger manager, which the
+ * current API does not offer.
  *
  * <p>Every method returns a future and never throws; failures are BookKeeper's exceptions ({@link #code} reads
  * their result code). Stateless.
@@ -71,6 +76,42 @@ public final class WalLedgers {
         try {
             return bk.newOpenLedgerOp().withLedgerId(ledgerId).withRecovery(recovery)
                     .withDigestType(DigestType.CRC32C).withPassword(password).execute();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Closes ledger {@code ledgerId} in BookKeeper's ledger metadata at entry {@code lastEntryId} (-1: empty) without
+     * BookKeeper's recovery, for a ledger whose recovery cannot finish because the bookies' last entry is unreadable
+     * (a write torn by a crash of every bookie that held it: its digest does not match, so neither recovery nor an
+     * open without recovery can learn the last entry). A closed ledger opens without asking the bookies for their
+     * last entry, and its entries up to {@code lastEntryId} read one by one, each checked against its own digest.
+     * The closed ledger's length is recorded as 0 (unknown without reading every entry). The caller makes sure no
+     * acknowledged entry lies past {@code lastEntryId}; entries past it stay on the bookies unread until the ledger
+     * is deleted.
+     *
+     * @return the last entry id of the closed ledger: {@code lastEntryId}, or where it was closed already (a racing
+     *         recovery or close). Fails with the BookKeeper exception when its metadata cannot be read or written,
+     *         and with {@link IllegalStateException} when {@code bk} is not a client that can write ledger metadata
+     */
+    static CompletableFuture<Long> closeAt(BookKeeper bk, long ledgerId, long lastEntryId) {
+        if (!(bk instanceof org.apache.bookkeeper.client.BookKeeper client) || client.getLedgerManager() == null) {
+            return CompletableFuture.failedFuture(new IllegalStateException(
+                    "closing a ledger without recovery needs BookKeeper's own client, not " + bk.getClass().getName()));
+        }
+        LedgerManager ledgers = client.getLedgerManager();
+        try {
+            return ledgers.readLedgerMetadata(ledgerId).thenCompose(current -> {
+                LedgerMetadata metadata = current.getValue();
+                if (metadata.isClosed()) {
+                    return CompletableFuture.completedFuture(metadata.getLastEntryId());
+                }
+                LedgerMetadata closed = LedgerMetadataBuilder.from(metadata).withClosedState()
+                        .withLastEntryId(lastEntryId).withLength(0).build();
+                return ledgers.writeLedgerMetadata(ledgerId, closed, current.getVersion())
+                        .thenApply(written -> written.getValue().getLastEntryId());
+            });
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }

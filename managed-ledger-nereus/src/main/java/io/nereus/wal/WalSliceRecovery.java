@@ -2,6 +2,7 @@ package io.nereus.wal;
 
 import io.nereus.metadata.SliceCensus;
 import io.nereus.metadata.WalSlice;
+import io.nereus.metadata.WalSliceState;
 import io.nereus.metadata.WalSliceStore;
 import io.nereus.metadata.WalWriterLease;
 import java.time.Clock;
@@ -11,9 +12,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.bookkeeper.client.api.BookKeeper;
+import org.apache.bookkeeper.client.api.LedgerMetadata;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,13 +51,17 @@ import org.slf4j.LoggerFactory;
  * judged expired while it still runs (paused longer than its lease) loses no acknowledged entry either: its next
  * writes to the fenced ledger fail, and its commits into the slice, now SEALED, are refused
  * ({@link io.nereus.metadata.CommitResult.SliceNotOpen}), so those appends fail retriably without acknowledgement;
- * it then takes a new lease and goes on in a new slice.
+ * it then takes a new lease and goes on in a new slice. When BookKeeper's recovery cannot finish (the bookies' last
+ * entry of the ledger is unreadable, a write torn by a crash), the slice is salvaged instead: sealed, then its
+ * ledger closed at the last committed entry (see {@link #salvage}).
  *
  * <p>Runs never overlap: {@link #runOnce} during a run returns that run. Its observations are kept only for leases
  * present in the last snapshot. Thread-safe.
  */
 public final class WalSliceRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(WalSliceRecovery.class);
+    /** SEALED slices checked at start for a ledger a salvage left open (there are few: they are collected). */
+    private static final int SEALED_SCAN_LIMIT = 10_000;
 
     /** The slices of this instance's own writer, which recovery leaves alone. */
     interface LocalWriter {
@@ -82,6 +89,10 @@ public final class WalSliceRecovery {
     private final Clock clock;
     private final LocalWriter local;
     private final Map<Long, Observation> seen = new ConcurrentHashMap<>();
+    /** SEALED slices salvaged ({@link #salvage}) whose ledger is not closed yet. */
+    private final Set<Long> unclosed = ConcurrentHashMap.newKeySet();
+    /** Whether the SEALED slices were checked for unclosed ledgers since start. */
+    private volatile boolean scannedSealed;
     private CompletableFuture<Report> running;
 
     WalSliceRecovery(BookKeeper bk, WalSliceStore store, byte[] password, Clock clock, LocalWriter local) {
@@ -101,7 +112,10 @@ public final class WalSliceRecovery {
     public synchronized CompletableFuture<Report> runOnce() {
         if (running == null || running.isDone()) {
             try {
-                running = store.census().thenCompose(this::recover);
+                running = closeUnclosed().exceptionally(t -> {
+                    LOG.warn("looking for salvaged WAL slices left unclosed failed, trying again later", t);
+                    return null;
+                }).thenCompose(ignored -> store.census()).thenCompose(this::recover);
             } catch (RuntimeException e) {
                 running = CompletableFuture.failedFuture(e);
             }
@@ -190,29 +204,114 @@ public final class WalSliceRecovery {
         });
     }
 
-    /** Fences and closes the slice's ledger, then seals it; the slice id once sealed, null when it failed. */
+    /**
+     * Fences and closes the slice's ledger, then seals it; when BookKeeper cannot recover the ledger, salvages it
+     * ({@link #salvage}). The slice id once sealed, null when it failed.
+     */
     private CompletableFuture<Long> recoverSlice(long id, WalSlice slice) {
-        CompletableFuture<Void> closed = WalLedgers.recover(bk, id, password).handle((rh, error) -> {
+        CompletableFuture<Boolean> closed = WalLedgers.recover(bk, id, password).handle((rh, error) -> {
             if (error == null) {
                 LOG.info("WAL slice fenced and closed by recovery: slice={} writer={} incarnation={} lastEntry={}",
                         id, slice.writerId(), slice.incarnation(), rh.getLastAddConfirmed());
                 rh.closeAsync();
-                return CompletableFuture.<Void>completedFuture(null);
+                return true;
             }
             if (WalLedgers.noSuchLedger(WalLedgers.code(error))) {
                 LOG.error("an OPEN WAL slice has no ledger; anything committed into it is lost: slice={} writer={}",
                         id, slice.writerId());
-                return CompletableFuture.<Void>completedFuture(null);
+                return true;
             }
-            return CompletableFuture.<Void>failedFuture(error);
-        }).thenCompose(f -> f);
-        return closed.thenCompose(ignored -> store.seal(id)).handle((sealed, error) -> {
-            if (error != null) {
-                LOG.warn("WAL slice recovery failed, trying again later: slice={} writer={}", id, slice.writerId(),
-                        error);
-                return null;
+            LOG.warn("BookKeeper could not recover a WAL slice's ledger, salvaging it: slice={} writer={} rc={}", id,
+                    slice.writerId(), WalLedgers.code(error), error);
+            return false;
+        });
+        return closed.thenCompose(recovered -> recovered ? store.seal(id).thenApply(s -> id) : salvage(id))
+                .handle((sealed, error) -> {
+                    if (error != null) {
+                        LOG.warn("WAL slice recovery failed, trying again later: slice={} writer={}", id,
+                                slice.writerId(), error);
+                        return null;
+                    }
+                    return sealed;
+                });
+    }
+
+    /**
+     * Seals a slice whose ledger BookKeeper could not recover, then closes the ledger at the last entry a committed
+     * record names. BookKeeper's recovery fails for good when the bookies' last entry of the ledger is unreadable:
+     * a batch whose write every bookie holding it was killed in the middle of (BookKeeper's journal has no checksum
+     * of its own, so a torn record comes back at restart as an entry whose digest does not match); with one bookie,
+     * or with every bookie of the ensemble crashed at once, no bookie answers validly, and the ledger could then
+     * never be opened, not even to read its committed entries. Such a batch was never acknowledged by the bookies,
+     * so never committed: it lies past every committed entry. Sealing first makes the slice's ranges final (a
+     * commit into a SEALED slice is refused), so the last entry a record names
+     * ({@link WalSliceStore#lastNamedEntry}) cannot move afterwards; the ledger is then closed there
+     * ({@link WalLedgers#closeAt}), and every committed entry reads again. Batches the bookies acknowledged past it
+     * were never committed, so never acknowledged to a producer. The bookies that answered BookKeeper's failed
+     * recovery were fenced by it. Should the close fail after the seal, the slice is remembered and closed by the
+     * next run; the first run after start finds such slices among the SEALED ones.
+     *
+     * @return the slice id once sealed and closed
+     */
+    private CompletableFuture<Long> salvage(long id) {
+        unclosed.add(id);
+        return store.seal(id).thenCompose(sealed -> closeSealed(id)).thenApply(ignored -> id);
+    }
+
+    /** Closes the ledger of SEALED slice {@code id} at the last entry a record names, and forgets it as unclosed. */
+    private CompletableFuture<Void> closeSealed(long id) {
+        return store.lastNamedEntry(id).thenCompose(last -> WalLedgers.closeAt(bk, id, last.orElse(-1L))
+                .thenAccept(closedAt -> {
+                    unclosed.remove(id);
+                    if (last.isPresent() && closedAt < last.getAsLong()) {
+                        LOG.error("a WAL slice's ledger was closed before its last committed entry; the entries past "
+                                + "it are lost: slice={} closedAt={} lastCommittedEntry={}", id, closedAt,
+                                last.getAsLong());
+                    } else {
+                        LOG.error("WAL slice salvaged: BookKeeper could not recover its ledger (its last entry on the "
+                                + "bookies is unreadable, a write torn by a crash), so the ledger was closed at the "
+                                + "last committed entry; every committed entry stays readable: slice={} lastEntry={}",
+                                id, closedAt);
+                    }
+                }));
+    }
+
+    /**
+     * Closes the ledgers of salvaged slices whose close failed: those remembered, and at the first run after start,
+     * any SEALED slice whose ledger is still open (a salvage whose close failed before a restart). Failures are
+     * logged and tried again by the next run.
+     */
+    private CompletableFuture<Void> closeUnclosed() {
+        CompletableFuture<Void> found = CompletableFuture.completedFuture(null);
+        if (!scannedSealed) {
+            found = store.slices(WalSliceState.SEALED, 0, SEALED_SCAN_LIMIT).thenCompose(sealed -> {
+                List<CompletableFuture<Void>> checks = new ArrayList<>();
+                for (long id : sealed.keySet()) {
+                    CompletableFuture<LedgerMetadata> metadata;
+                    try {
+                        metadata = bk.getLedgerMetadata(id);
+                    } catch (RuntimeException e) {
+                        metadata = CompletableFuture.failedFuture(e);
+                    }
+                    checks.add(metadata.handle((m, t) -> {
+                        if (t == null && !m.isClosed()) {
+                            unclosed.add(id);
+                        }
+                        return null; // a ledger whose metadata cannot be read is not one a salvage left open
+                    }));
+                }
+                return CompletableFuture.allOf(checks.toArray(new CompletableFuture<?>[0]));
+            }).thenRun(() -> scannedSealed = true);
+        }
+        return found.thenCompose(ignored -> {
+            List<CompletableFuture<Void>> closes = new ArrayList<>();
+            for (long id : List.copyOf(unclosed)) {
+                closes.add(closeSealed(id).exceptionally(t -> {
+                    LOG.warn("closing a salvaged WAL slice's ledger failed, trying again later: slice={}", id, t);
+                    return null;
+                }));
             }
-            return id;
+            return CompletableFuture.allOf(closes.toArray(new CompletableFuture<?>[0]));
         });
     }
 }

@@ -1,12 +1,23 @@
 package io.nereus.testing;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.util.ReferenceCounted;
+import java.util.EnumSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.api.BookKeeper;
 import org.apache.bookkeeper.client.api.DigestType;
+import org.apache.bookkeeper.client.api.LedgerMetadata;
+import org.apache.bookkeeper.client.api.WriteFlag;
 import org.apache.bookkeeper.client.api.ReadHandle;
 import org.apache.bookkeeper.client.api.WriteHandle;
 import org.apache.bookkeeper.common.concurrent.FutureUtils;
+import org.apache.bookkeeper.net.BookieId;
+import org.apache.bookkeeper.proto.DataFormats;
+import org.apache.bookkeeper.proto.checksum.DigestManager;
 
 /**
  * Ledgers made, opened and deleted by tests directly, through BookKeeper's current client API as the WAL does:
@@ -52,6 +63,36 @@ public final class TestLedgers {
             return true;
         } catch (BKException.BKNoSuchLedgerExistsException | BKException.BKNoSuchLedgerExistsOnMetadataServerException e) {
             return false;
+        }
+    }
+
+    /**
+     * Writes entry {@code entryId} of ledger {@code id} straight to each bookie of its ensemble, as its writer would,
+     * but torn: the digest covers {@code payload} while the bookies store it with its second half zeroed, as a
+     * bookie's journal returns a record whose write a crash cut short (the journal's preallocated zeros fill the
+     * rest). Neither recovery nor an open without recovery can then read the ledger's last entry.
+     */
+    public static void addTornEntry(org.apache.bookkeeper.client.BookKeeper bk, long id, byte[] password,
+            long entryId, byte[] payload) throws Exception {
+        LedgerMetadata metadata = FutureUtils.result(bk.getLedgerMetadata(id), TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        DigestManager digests = DigestManager.instantiate(id, password,
+                DataFormats.LedgerMetadataFormat.DigestType.CRC32C, UnpooledByteBufAllocator.DEFAULT, false);
+        byte[] masterKey = DigestManager.generateMasterKey(password);
+        for (BookieId bookie : metadata.getEnsembleAt(entryId)) {
+            ByteBuf data = Unpooled.wrappedBuffer(payload.clone());
+            ReferenceCounted packet = digests.computeDigestAndPackageForSending(entryId, entryId - 1,
+                    payload.length, data, masterKey, 0);
+            data.setZero(payload.length / 2, payload.length - payload.length / 2);
+            CompletableFuture<Void> written = new CompletableFuture<>();
+            bk.getClientCtx().getBookieClient().addEntry(bookie, id, masterKey, entryId, packet,
+                    (rc, ledgerId, entry, addr, ctx) -> {
+                        if (rc == BKException.Code.OK) {
+                            written.complete(null);
+                        } else {
+                            written.completeExceptionally(BKException.create(rc));
+                        }
+                    }, null, 0, false, EnumSet.noneOf(WriteFlag.class));
+            FutureUtils.result(written, TIMEOUT_SECONDS, TimeUnit.SECONDS);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.nereus.wal;
 import static io.nereus.testing.StreamTesting.await;
 import static io.nereus.testing.StreamTesting.readDensePayloads;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.Database;
@@ -43,6 +44,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.api.ReadHandle;
 import org.apache.bookkeeper.client.api.WriteHandle;
@@ -244,6 +246,61 @@ class WalSliceRecoveryTest {
         assertThat(await(slices.ranges(slice))).isEmpty();
         assertThat(readDensePayloads(await(b.openStream("x")))).isEmpty();
         await(a.closeAsync());
+    }
+
+    @Test
+    void sliceWhoseLastEntryIsTornOnItsBookie_isSalvaged_closedAtItsLastCommittedEntry_everyCommittedOffsetReadable()
+            throws Exception {
+        BookKeeper bkA = BK.newClient();
+        WalWriter a = writer("broker-a", bkA, engine.metadata);
+        Streams written = appendToThreeStreams(a, "broker-a", 4);
+        long slice = onlyOpenSlice();
+        long last = lastEntry(written);
+        a.halt();
+        bkA.close();
+        // the batch being added when the bookie holding it was killed: torn, so never acknowledged nor committed
+        TestLedgers.addTornEntry(BK.newClient(), slice, WAL.password(), last + 1, filled(4096, 't'));
+        assertThatThrownBy(() -> TestLedgers.openToRead(engine.bk, slice, WAL.password()))
+                .as("no bookie answers validly for the last entry, so the ledger does not even open to read")
+                .isInstanceOf(BKException.class);
+
+        StreamStorage b = engine.storage("broker-b", STORAGE, clock);
+        await(b.recoverAbandonedSlices());
+        clock.advance(WAL.writerLease());
+        assertThat(await(b.recoverAbandonedSlices()).sealed()).containsExactly(slice);
+
+        assertThat(await(slices.slice(slice)).map(WalSlice::state)).contains(WalSliceState.SEALED);
+        ReadHandle salvaged = TestLedgers.openToRead(engine.bk, slice, WAL.password());
+        assertThat(salvaged.isClosed()).isTrue();
+        assertThat(salvaged.getLastAddConfirmed()).as("closed at the last committed entry, before the torn one")
+                .isEqualTo(last);
+        salvaged.close();
+        assertReadable(b, written);
+        NereusStream x = await(b.openStream("x"));
+        await(x.acquireWriter());
+        assertThat(await(x.append(List.of(AppendEntry.of(bytes("x-after")))))).isEqualTo(OffsetRange.single(4));
+    }
+
+    @Test
+    void salvagedSliceSealedButLeftUnclosedByACrash_isClosedByTheFirstRecoveryRunAfterStart() throws Exception {
+        BookKeeper bkA = BK.newClient();
+        WalWriter a = writer("broker-a", bkA, engine.metadata);
+        Streams written = appendToThreeStreams(a, "broker-a", 2);
+        long slice = onlyOpenSlice();
+        long last = lastEntry(written);
+        a.halt();
+        bkA.close();
+        TestLedgers.addTornEntry(BK.newClient(), slice, WAL.password(), last + 1, filled(4096, 't'));
+        // a salvage that sealed the slice, then crashed before it closed the ledger
+        await(slices.seal(slice));
+
+        StreamStorage b = engine.storage("broker-b", STORAGE, clock);
+        await(b.recoverAbandonedSlices());
+        ReadHandle salvaged = TestLedgers.openToRead(engine.bk, slice, WAL.password());
+        assertThat(salvaged.isClosed()).isTrue();
+        assertThat(salvaged.getLastAddConfirmed()).isEqualTo(last);
+        salvaged.close();
+        assertReadable(b, written);
     }
 
     @Test

@@ -59,7 +59,7 @@ public final class MetadataStore implements AutoCloseable {
         this.streams = new StreamCommitStore(tx, ks, records);
         this.index = new GenerationIndexStore(tx, ks, records);
         this.cursors = new CursorStore(tx, ks);
-        this.slices = new WalSliceStore(tx, ks);
+        this.slices = new WalSliceStore(tx, ks, records);
         this.collection = new CollectionStore(tx, ks, records, slices);
     }
 

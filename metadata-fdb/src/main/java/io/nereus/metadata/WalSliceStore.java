@@ -10,9 +10,11 @@ import io.nereus.metadata.codec.OffsetRangeCodec;
 import io.nereus.metadata.codec.WalSliceCodec;
 import io.nereus.metadata.codec.WalWriterLeaseCodec;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -37,7 +39,9 @@ import java.util.concurrent.CompletableFuture;
  *       written to it has finished its commit; slice recovery (another instance, or the same one) seals a slice
  *       after opening its ledger with BookKeeper recovery, which fences and closes it, when its writer's lease is
  *       gone or expired (see {@link WalWriterLease} and {@link #census}), and then
- *       {@linkplain #expireLease removes that lease}.</li>
+ *       {@linkplain #expireLease removes that lease}; when BookKeeper cannot recover the ledger (its last entry is
+ *       unreadable on every bookie), recovery seals the slice first and then closes the ledger at the last entry a
+ *       record names ({@link #lastNamedEntry}).</li>
  * </ul>
  * A SEALED slice therefore receives no commit: its ranges are final. A slice's state moves only as
  * {@link WalSliceState#canTransitionTo} allows, in one transaction that reads it; moving to the state it has is a
@@ -49,10 +53,12 @@ import java.util.concurrent.CompletableFuture;
 public final class WalSliceStore {
     private final TransactionRunner tx;
     private final NereusKeyspace ks;
+    private final StoredRecords records;
 
-    WalSliceStore(TransactionRunner tx, NereusKeyspace ks) {
+    WalSliceStore(TransactionRunner tx, NereusKeyspace ks, StoredRecords records) {
         this.tx = tx;
         this.ks = ks;
+        this.records = records;
     }
 
     // ---- leases ----
@@ -254,6 +260,40 @@ public final class WalSliceStore {
                 return out;
             }));
         });
+    }
+
+    /**
+     * The last entry of slice {@code sliceId} that a committed record still names, from one snapshot: for each
+     * stream's range in the slice ({@link #ranges}), the generation-0 record of the COMMITTED view that ends where
+     * the range ends (the stream's last commit into the slice), in the lookup space or the FALLBACK space. Empty when no
+     * record names the slice any more (nothing was committed into it, or all of it was trimmed). Meant for a slice
+     * whose ranges are final (SEALED): of an OPEN slice, a later commit may name a later entry.
+     */
+    public CompletableFuture<OptionalLong> lastNamedEntry(long sliceId) {
+        return guard(() -> tx.read(tr -> tr.getRange(ks.walSliceStreamsRange(sliceId)).asList().thenCompose(kvs -> {
+            List<CompletableFuture<List<IndexRecord>>> scans = new ArrayList<>();
+            for (KeyValue kv : kvs) {
+                StreamId stream = ks.unpackWalStreamKey(kv.getKey()).stream();
+                long end = OffsetRangeCodec.INSTANCE.decode(kv.getValue()).end();
+                OffsetRange endingThere = new OffsetRange(end, end + 1);
+                scans.add(tr.getRange(ks.indexEndOffsetRange(stream, ReadView.COMMITTED, endingThere)).asList()
+                        .thenApply(records::index));
+                scans.add(tr.getRange(ks.fallbackEndOffsetRange(stream, ReadView.COMMITTED, endingThere)).asList()
+                        .thenApply(records::fallback));
+            }
+            return CompletableFuture.allOf(scans.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
+                OptionalLong last = OptionalLong.empty();
+                for (CompletableFuture<List<IndexRecord>> scan : scans) {
+                    for (IndexRecord r : scan.join()) {
+                        if (r.generation().isAppend() && r.target() instanceof WalTarget t && t.sliceId() == sliceId
+                                && (last.isEmpty() || t.entryId() > last.getAsLong())) {
+                            last = OptionalLong.of(t.entryId());
+                        }
+                    }
+                }
+                return last;
+            });
+        })));
     }
 
     /** Every OPEN slice and every lease, from one snapshot (see {@link SliceCensus}). */
