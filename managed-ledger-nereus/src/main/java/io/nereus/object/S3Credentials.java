@@ -3,7 +3,7 @@ package io.nereus.object;
 import java.util.Objects;
 
 /**
- * Static S3 credentials. {@link #toString()} hides the secret, so the value can be logged with its owner.
+ * Static S3 credentials. {@link #toString()} hides both parts, so the value can be logged with its owner.
  *
  * @param accessKeyId     the access key id, not blank
  * @param secretAccessKey the secret access key, not blank
@@ -19,6 +19,6 @@ public record S3Credentials(String accessKeyId, String secretAccessKey) {
 
     @Override
     public String toString() {
-        return "S3Credentials[accessKeyId=" + accessKeyId + ", secretAccessKey=(hidden)]";
+        return "S3Credentials[accessKeyId=(hidden), secretAccessKey=(hidden)]";
     }
 }

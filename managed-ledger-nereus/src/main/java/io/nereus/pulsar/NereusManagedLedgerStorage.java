@@ -9,6 +9,7 @@ import io.nereus.pulsar.config.NereusConfig;
 import io.nereus.pulsar.ledger.NereusManagedLedgerFactory;
 import io.nereus.pulsar.ledger.TopicNodes;
 import io.nereus.stream.StreamStorage;
+import io.nereus.wal.WalLedgerCheck;
 import io.nereus.wal.WalStats;
 import io.netty.channel.EventLoopGroup;
 import io.opentelemetry.api.OpenTelemetry;
@@ -97,6 +98,13 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             metadataOpened = MetadataStore.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()),
                     config.embeddedFdbSyncInterval(), config.metadataDirectory(), metadataExecutor);
             MetadataStore metadata = metadataOpened.get(30, TimeUnit.SECONDS);
+            String metadataLocation = config.fdbClusterFile().map(f -> "the FoundationDB cluster of " + f)
+                    .orElse("the embedded store " + config.embeddedFdbDir()) + " (root " + config.metadataRoot() + ")";
+            try {
+                WalLedgerCheck.verify(bk, metadata.slices(), metadataLocation).get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof Exception cause ? cause : e;
+            }
             objectsOpened = ObjectStores.open(config.objectStore());
             ObjectStore objects = opened(objectsOpened, config.objectStore());
             String writerId = "nereus-" + conf.getAdvertisedAddress() + "-" + UUID.randomUUID();
