@@ -2,15 +2,28 @@ package io.nereus.object;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 
 /** The fsync steps that make creating files and directories survive a crash. */
 final class DurableFiles {
+    /**
+     * Directories are created readable, writable and searchable by their owner only (on file systems with POSIX
+     * permissions): they hold the data and metadata of every topic.
+     */
+    private static final FileAttribute<?>[] OWNER_ONLY =
+            FileSystems.getDefault().supportedFileAttributeViews().contains("posix")
+                    ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(
+                            PosixFilePermissions.fromString("rwx------"))}
+                    : new FileAttribute<?>[0];
+
     private DurableFiles() {
     }
 
@@ -28,7 +41,7 @@ final class DurableFiles {
         if (missing.isEmpty()) {
             return;
         }
-        Files.createDirectories(dir);
+        Files.createDirectories(dir, OWNER_ONLY);
         for (Path p : missing) {
             if (p.getParent() != null) {
                 fsyncDirectory(p.getParent());

@@ -152,6 +152,11 @@ public final class StandaloneBroker implements AutoCloseable {
         return out;
     }
 
+    /** The directory of Nereus's embedded metadata (Nereus storage only). */
+    public Path nereusMetadataDir() {
+        return brokerDir.resolve("nereus");
+    }
+
     /** The directory of Nereus's filesystem object store (Nereus storage only). */
     public Path objectStoreDir() {
         return brokerDir.resolve("nereus-objects");
@@ -307,7 +312,7 @@ public final class StandaloneBroker implements AutoCloseable {
         conf.setBrokerShutdownTimeoutMs(20_000);
         conf.setManagedLedgerStorageClassName(storage.storageClassName());
         if (storage == StorageMode.NEREUS) {
-            conf.getProperties().setProperty(NEREUS_FDB_DIR_KEY, brokerDir.resolve("nereus").toString());
+            conf.getProperties().setProperty(NEREUS_FDB_DIR_KEY, nereusMetadataDir().toString());
             conf.getProperties().setProperty(NEREUS_OBJECTS_DIR_KEY, objectStoreDir().toString());
         }
         customize.accept(conf);

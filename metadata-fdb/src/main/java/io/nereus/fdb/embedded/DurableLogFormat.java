@@ -6,9 +6,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -22,6 +25,16 @@ import java.util.zip.CheckedInputStream;
 
 /** The on-disk format of {@link DurableLog}; its Javadoc describes the layout. All integers are big-endian. */
 final class DurableLogFormat {
+    /**
+     * Directories are created readable, writable and searchable by their owner only (on file systems with POSIX
+     * permissions): they hold the data and metadata of every topic.
+     */
+    private static final FileAttribute<?>[] OWNER_ONLY =
+            FileSystems.getDefault().supportedFileAttributeViews().contains("posix")
+                    ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(
+                            PosixFilePermissions.fromString("rwx------"))}
+                    : new FileAttribute<?>[0];
+
     /** "NRWL": the first four bytes of a log segment. */
     static final int SEGMENT_MAGIC = 0x4E52574C;
     /** "NRSN": the first four bytes of a snapshot. */
@@ -429,7 +442,7 @@ final class DurableLogFormat {
         for (Path p = dir.toAbsolutePath(); p != null && !Files.isDirectory(p); p = p.getParent()) {
             missing.add(p);
         }
-        Files.createDirectories(dir);
+        Files.createDirectories(dir, OWNER_ONLY);
         for (Path p : missing) {
             if (p.getParent() != null) {
                 fsyncDirectory(p.getParent());
