@@ -111,6 +111,12 @@ public record WalConfig(
                 writerLease, recoveryInterval, flushWhenIdle);
     }
 
+    public WalConfig withMaxBatchBytes(int bytes) {
+        return new WalConfig(flushBytes, flushDelay, bytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
+                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends, writerLease,
+                recoveryInterval, flushWhenIdle);
+    }
+
     public WalConfig withSlice(long maxBytes, Duration maxAge) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, maxBytes, maxAge,
                 ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,

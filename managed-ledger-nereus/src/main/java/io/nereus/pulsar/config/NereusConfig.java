@@ -119,6 +119,17 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
         requireAtMost(ack, write);
         Setting<Integer> flushBytes = get(WAL_FLUSH_BYTES, raw, conf);
         Setting<Integer> maxBatchBytes = get(WAL_MAX_BATCH_BYTES, raw, conf);
+        long maxMessageSize = conf.getMaxMessageSize();
+        if (maxBatchBytes.value() < maxMessageSize + NereusConfigKeys.ENTRY_ALLOWANCE_BYTES) {
+            throw maxBatchBytes.invalid(">= the broker's maxMessageSize (" + maxMessageSize + ") + "
+                    + NereusConfigKeys.ENTRY_ALLOWANCE_BYTES + ", so that every message the broker accepts fits in "
+                    + "one WAL batch");
+        }
+        if (maxBatchBytes.value() > maxMessageSize + NereusConfigKeys.BATCH_ALLOWANCE_BYTES) {
+            throw maxBatchBytes.invalid("<= the broker's maxMessageSize (" + maxMessageSize + ") + "
+                    + NereusConfigKeys.BATCH_ALLOWANCE_BYTES + ", so that every WAL batch fits in the BookKeeper "
+                    + "frame Pulsar sizes for maxMessageSize (maxMessageSize + 10 KiB)");
+        }
         requireAtMost(flushBytes, maxBatchBytes);
 
         long flushDelayMicros = get(WAL_FLUSH_DELAY_MICROS, raw, conf).value();

@@ -96,10 +96,22 @@ public final class NereusConfigKeys {
                     + "committed, and when the WAL drains. false: every batch waits for nereusWalFlushBytes or "
                     + "nereusWalFlushDelayMicros (fewer, larger BookKeeper entries under light load, higher latency).");
 
-    public static final ConfigKey<Integer> WAL_MAX_BATCH_BYTES = intKey("nereusWalMaxBatchBytes",
-            WAL.maxBatchBytes(), "> 0", v -> v > 0,
-            "Largest WAL batch payload (one BookKeeper entry); a larger Pulsar entry is refused. Keep it below "
-                    + "the nettyMaxFrameSizeBytes of brokers and bookies (5 MB by default).");
+    /** Room above the broker's maxMessageSize for what the broker adds to a message (its entry metadata). */
+    public static final int ENTRY_ALLOWANCE_BYTES = 1024;
+
+    /**
+     * Room above the broker's maxMessageSize a WAL batch may take: Pulsar sizes BookKeeper's frames for
+     * maxMessageSize plus 10 KiB, and a batch needs a few bytes of its own beside its payload.
+     */
+    public static final int BATCH_ALLOWANCE_BYTES = 8192;
+
+    public static final ConfigKey<Integer> WAL_MAX_BATCH_BYTES = new ConfigKey<>("nereusWalMaxBatchBytes",
+            ConfigType.INT, c -> c.getMaxMessageSize() + ENTRY_ALLOWANCE_BYTES, "the broker's maxMessageSize + "
+                    + ENTRY_ALLOWANCE_BYTES, "maxMessageSize + " + ENTRY_ALLOWANCE_BYTES + " to + " + BATCH_ALLOWANCE_BYTES,
+            v -> v > 0,
+            "Largest WAL batch payload (one BookKeeper entry). Every Pulsar entry the broker accepts (a message of "
+                    + "up to maxMessageSize with the broker's entry metadata) must fit in one batch, and a batch must "
+                    + "fit in the BookKeeper frame Pulsar sizes for maxMessageSize (maxMessageSize + 10 KiB).");
 
     public static final ConfigKey<Integer> WAL_MAX_IN_FLIGHT_BATCHES = intKey("nereusWalMaxInFlightBatches",
             WAL.maxInFlightBatches(), "> 0", v -> v > 0,

@@ -53,7 +53,7 @@ class NereusConfigTest {
         assertThat(c.objectStore()).isEqualTo(ObjectStoreConfig.Filesystem.of(Path.of("data/nereus/objects")));
         StorageConfig expected = StorageConfig.defaults().withWal(WalConfig.defaults().withQuorums(
                 conf.getManagedLedgerDefaultEnsembleSize(), conf.getManagedLedgerDefaultWriteQuorum(),
-                conf.getManagedLedgerDefaultAckQuorum()));
+                conf.getManagedLedgerDefaultAckQuorum()).withMaxBatchBytes(conf.getMaxMessageSize() + 1024));
         assertSameStorage(c.storage(), expected);
     }
 
@@ -128,7 +128,7 @@ class NereusConfigTest {
                         Duration.ofNanos(500_000)),
                 parsed("nereusWalFlushDelayMicros", "0", c -> c.storage().wal().flushDelay(), Duration.ZERO),
                 parsed("nereusWalFlushWhenIdle", "false", c -> c.storage().wal().flushWhenIdle(), false),
-                parsed("nereusWalMaxBatchBytes", "1048576", c -> c.storage().wal().maxBatchBytes(), 1048576),
+                parsed("nereusWalMaxBatchBytes", "5246976", c -> c.storage().wal().maxBatchBytes(), 5246976),
                 parsed("nereusWalMaxInFlightBatches", "3", c -> c.storage().wal().maxInFlightBatches(), 3),
                 parsed("nereusWalSliceMaxBytes", "10737418240", c -> c.storage().wal().sliceMaxBytes(),
                         10_737_418_240L),
@@ -346,7 +346,7 @@ class NereusConfigTest {
                 Arguments.of("nereusWalFlushDelayMicros", "-1", "nereusWalFlushDelayMicros=-1: must be 0 to 9223372036854775"),
                 Arguments.of("nereusWalFlushDelayMicros", "9223372036854776",
                         "nereusWalFlushDelayMicros=9223372036854776: must be 0 to 9223372036854775"),
-                Arguments.of("nereusWalMaxBatchBytes", "0", "nereusWalMaxBatchBytes=0: must be > 0"),
+                Arguments.of("nereusWalMaxBatchBytes", "0", "nereusWalMaxBatchBytes=0: must be maxMessageSize + 1024 to + 8192"),
                 Arguments.of("nereusWalMaxInFlightBatches", "0", "nereusWalMaxInFlightBatches=0: must be > 0"),
                 Arguments.of("nereusWalSliceMaxBytes", "-5", "nereusWalSliceMaxBytes=-5: must be > 0"),
                 Arguments.of("nereusWalSliceMaxBytes", "1GiB", "nereusWalSliceMaxBytes=1GiB: must be a whole number"),
@@ -395,17 +395,35 @@ class NereusConfigTest {
 
     @Test
     void from_flushBytesAboveMaxBatchBytes_rejectedNamingBothKeys() {
-        assertThatThrownBy(() -> NereusConfig.from(broker("nereusWalFlushBytes", "2048",
-                "nereusWalMaxBatchBytes", "1024")))
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusWalFlushBytes", "5300000",
+                "nereusWalMaxBatchBytes", "5246976")))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("nereusWalFlushBytes=2048: must be <= nereusWalMaxBatchBytes=1024");
+                .hasMessage("nereusWalFlushBytes=5300000: must be <= nereusWalMaxBatchBytes=5246976");
+    }
+
+    @Test
+    void from_maxBatchBytesBelowWhatTheBrokerAccepts_rejectedNamingMaxMessageSize() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusWalMaxBatchBytes", "4194304")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusWalMaxBatchBytes=4194304: must be >= the broker's maxMessageSize (5242880) + 1024, "
+                        + "so that every message the broker accepts fits in one WAL batch");
+    }
+
+    @Test
+    void from_maxBatchBytesAboveTheBookKeeperFrame_rejectedNamingMaxMessageSize() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusWalMaxBatchBytes", "8388608")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusWalMaxBatchBytes=8388608: must be <= the broker's maxMessageSize (5242880) + 8192, "
+                        + "so that every WAL batch fits in the BookKeeper frame Pulsar sizes for maxMessageSize "
+                        + "(maxMessageSize + 10 KiB)");
     }
 
     @Test
     void from_flushBytesAboveDefaultMaxBatchBytes_rejectedShowingTheDefault() {
         assertThatThrownBy(() -> NereusConfig.from(broker("nereusWalFlushBytes", "8388608")))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("nereusWalFlushBytes=8388608: must be <= nereusWalMaxBatchBytes=4194304 (default: 4194304)");
+                .hasMessage("nereusWalFlushBytes=8388608: must be <= nereusWalMaxBatchBytes=5243904 (default: the broker's "
+                        + "maxMessageSize + 1024)");
     }
 
     @Test
