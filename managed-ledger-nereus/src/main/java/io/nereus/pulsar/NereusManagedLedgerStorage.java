@@ -6,6 +6,7 @@ import io.nereus.object.ObjectStore;
 import io.nereus.object.ObjectStoreConfig;
 import io.nereus.object.ObjectStores;
 import io.nereus.pulsar.config.NereusConfig;
+import io.nereus.pulsar.config.UnsupportedBrokerSettings;
 import io.nereus.pulsar.ledger.NereusManagedLedgerFactory;
 import io.nereus.pulsar.ledger.TopicNodes;
 import io.nereus.stream.StreamStorage;
@@ -51,10 +52,11 @@ import org.slf4j.LoggerFactory;
  * stock {@code ManagedLedgerImpl}s (the transaction coordinator log) are stored by the stock factory of the
  * {@value #BOOKKEEPER} class, automatically; all others by Nereus ({@link RoutingManagedLedgerFactory}).
  *
- * <p>Lifecycle: the broker calls {@link #initialize} once at start (invalid {@code nereus*} settings stop the broker
- * with a message naming the key) and {@link #close} at shutdown, possibly while topic closes are still in flight:
- * close waits a bounded time for the ledgers, then for the engine (its WAL seals its last slice and releases its
- * lease), then releases the object store, the metadata store and BookKeeper.
+ * <p>Lifecycle: the broker calls {@link #initialize} once at start (invalid {@code nereus*} settings, and broker
+ * settings Nereus cannot support ({@link UnsupportedBrokerSettings}), stop the broker with a message naming the key)
+ * and {@link #close} at shutdown, possibly while topic closes are still in flight: close waits a bounded time for the
+ * ledgers, then for the engine (its WAL seals its last slice and releases its lease), then releases the object
+ * store, the metadata store and BookKeeper.
  *
  * <p>The object store ({@code nereusObjectStoreType}) is opened at start, before the engine, and handed to it
  * ({@link StreamStorage#objects()}), so a directory that cannot be locked, a missing bucket, wrong credentials or an
@@ -87,6 +89,7 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
     public void initialize(ServiceConfiguration conf, MetadataStoreExtended metadataStore,
             BookKeeperClientFactory bookkeeperProvider, EventLoopGroup eventLoopGroup, OpenTelemetry openTelemetry)
             throws Exception {
+        UnsupportedBrokerSettings.requireSupported(conf);
         NereusConfig config = NereusConfig.from(conf);
         stock = new ManagedLedgerClientFactory();
         stock.initialize(conf, metadataStore, bookkeeperProvider, eventLoopGroup, openTelemetry);

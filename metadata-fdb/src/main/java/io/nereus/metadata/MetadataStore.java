@@ -4,6 +4,7 @@ import static io.nereus.metadata.TransactionRunner.guard;
 
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.directory.DirectoryLayer;
+import io.nereus.fdb.DatabaseLease;
 import io.nereus.fdb.FdbDatabases;
 import io.nereus.metadata.codec.FormatVersion;
 import java.nio.file.Path;
@@ -33,13 +34,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * layout this build does not know. Thread-safe; the stores follow the rules documented on
  * {@link TransactionRunner}: one transaction per operation (retried by the database), futures that never throw.
  *
- * <p>Lifecycle: {@link #open(Optional, Optional, List, Executor)} opens the database itself and the store owns
- * it: {@link #close()} closes it, and the stores must not be used afterwards.
+ * <p>Lifecycle: {@link #open(Optional, Optional, List, Executor)} opens the database itself and the store holds
+ * it: {@link #close()} gives the hold back (closing the database unless another store of the process shares the
+ * same embedded directory), and the stores must not be used afterwards.
  * {@link #open(Database, NereusKeyspace, Executor)} uses a database the caller owns, and {@link #close()}
  * leaves it open. The executor always belongs to the caller.
  */
 public final class MetadataStore implements AutoCloseable {
-    private final Optional<Database> owned;
+    private final Optional<DatabaseLease> owned;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final NereusKeyspace ks;
     private final CatalogStore catalog;
@@ -50,7 +52,7 @@ public final class MetadataStore implements AutoCloseable {
     private final CollectionStore collection;
     private final TransactionRunner tx;
 
-    private MetadataStore(TransactionRunner tx, NereusKeyspace ks, Optional<Database> owned) {
+    private MetadataStore(TransactionRunner tx, NereusKeyspace ks, Optional<DatabaseLease> owned) {
         this.tx = tx;
         this.owned = owned;
         this.ks = ks;
@@ -67,7 +69,9 @@ public final class MetadataStore implements AutoCloseable {
      * Opens everything Nereus metadata needs: the database ({@link FdbDatabases#open}: the FoundationDB cluster
      * of {@code clusterFile}, otherwise EmbeddedFdb in {@code embeddedDir}, or in memory when that is empty),
      * the DirectoryLayer directory {@code directoryPath} (created if absent) as the root, and the root's layout
-     * version (see {@link #open(Database, NereusKeyspace, Executor)}). The returned store owns the database.
+     * version (see {@link #open(Database, NereusKeyspace, Executor)}). The returned store holds the database
+     * through a {@link DatabaseLease}: stores of one process that name the same embedded directory share one
+     * EmbeddedFdb ({@link FdbDatabases#acquire}).
      *
      * @param clusterFile   a FoundationDB cluster file; when present the real client is used
      * @param embeddedDir   where EmbeddedFdb keeps its data when no cluster file is given; empty means in memory
@@ -84,18 +88,19 @@ public final class MetadataStore implements AutoCloseable {
         return guard(() -> {
             List<String> path = List.copyOf(directoryPath);
             Objects.requireNonNull(executor, "executor");
-            Database db = FdbDatabases.open(clusterFile, embeddedDir, embeddedSyncInterval);
+            DatabaseLease lease = FdbDatabases.acquire(clusterFile, embeddedDir, embeddedSyncInterval);
+            Database db = lease.database();
             CompletableFuture<MetadataStore> opened;
             try {
                 opened = DirectoryLayer.getDefault().createOrOpen(db, path)
-                        .thenCompose(root -> open(db, new NereusKeyspace(root), executor, Optional.of(db)));
+                        .thenCompose(root -> open(db, new NereusKeyspace(root), executor, Optional.of(lease)));
             } catch (RuntimeException e) {
-                db.close();
+                lease.close();
                 throw e;
             }
             return opened.whenComplete((store, error) -> {
                 if (error != null) {
-                    db.close();
+                    lease.close();
                 }
             });
         });
@@ -111,7 +116,7 @@ public final class MetadataStore implements AutoCloseable {
     }
 
     private static CompletableFuture<MetadataStore> open(Database db, NereusKeyspace keyspace, Executor executor,
-            Optional<Database> owned) {
+            Optional<DatabaseLease> owned) {
         return guard(() -> {
             TransactionRunner tx = new TransactionRunner(db, executor);
             MetadataStore store = new MetadataStore(tx, Objects.requireNonNull(keyspace, "keyspace"), owned);
@@ -169,11 +174,14 @@ public final class MetadataStore implements AutoCloseable {
         return tx.retries();
     }
 
-    /** Closes the database if this store opened it; otherwise does nothing. Idempotent. */
+    /**
+     * Gives back this store's hold on the database if it opened it (the last holder of a shared embedded database
+     * closes it, see {@link FdbDatabases#acquire}); otherwise does nothing. Idempotent.
+     */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            owned.ifPresent(Database::close);
+            owned.ifPresent(DatabaseLease::close);
         }
     }
 }

@@ -68,12 +68,15 @@ public final class StandaloneBroker implements AutoCloseable {
     private final java.util.function.Consumer<ServiceConfiguration> customize;
     private final StorageMode storage;
     private final Path brokerDir;
+    private final boolean zooKeeper;
+    private int zooKeeperPort;
     private final List<AutoCloseable> clients = new ArrayList<>();
     private PulsarStandalone standalone;
     private int starts;
 
     private StandaloneBroker(String name, StorageMode storage, Path brokerDir,
-            java.util.function.Consumer<ServiceConfiguration> customize) {
+            java.util.function.Consumer<ServiceConfiguration> customize, boolean zooKeeper) {
+        this.zooKeeper = zooKeeper;
         this.customize = customize;
         this.name = name;
         this.storage = storage;
@@ -97,6 +100,22 @@ public final class StandaloneBroker implements AutoCloseable {
      * every start of this broker, restarts included).
      */
     public static StandaloneBroker start(String name, java.util.function.Consumer<ServiceConfiguration> customize) {
+        return start(name, customize, false);
+    }
+
+    /**
+     * Like {@link #start(String, java.util.function.Consumer)}, with Pulsar's metadata in an in-process ZooKeeper
+     * (the standalone's older mode) instead of RocksDB, so that a {@link SecondBroker} of this JVM gets a metadata
+     * session of its own: brokers sharing Pulsar's RocksDB store share one session, and their leader election and
+     * ownership then fight.
+     */
+    public static StandaloneBroker startWithZooKeeper(String name,
+            java.util.function.Consumer<ServiceConfiguration> customize) {
+        return start(name, customize, true);
+    }
+
+    private static StandaloneBroker start(String name, java.util.function.Consumer<ServiceConfiguration> customize,
+            boolean zooKeeper) {
         if (!name.matches("[A-Za-z0-9._-]+")) {
             throw new IllegalArgumentException("broker name must be [A-Za-z0-9._-]+: '" + name + "'");
         }
@@ -104,7 +123,7 @@ public final class StandaloneBroker implements AutoCloseable {
         requireStorageClass(storage);
         Path workDir = requireWorkDir();
         StandaloneBroker broker = new StandaloneBroker(name, storage, workDir.resolve("brokers").resolve(name),
-                customize);
+                customize, zooKeeper);
         if (!RUNNING.compareAndSet(null, broker)) {
             throw new IllegalStateException("another StandaloneBroker is running in this JVM ("
                     + RUNNING.get().name + "); the standalone's RocksDB metadata dir is relative to the working"
@@ -281,12 +300,27 @@ public final class StandaloneBroker implements AutoCloseable {
     }
 
     private PulsarStandalone build(boolean wipeData) {
-        PulsarStandalone s = PulsarStandaloneBuilder.instance()
+        PulsarStandaloneBuilder builder = PulsarStandaloneBuilder.instance();
+        if (zooKeeper) {
+            // An existing ZooKeeper dir switches the standalone to ZooKeeper mode; its port must be known up front.
+            Path zkDir = brokerDir.resolve("zookeeper");
+            try {
+                Files.createDirectories(zkDir);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            if (zooKeeperPort == 0) {
+                zooKeeperPort = org.apache.pulsar.common.util.PortManager.nextLockedFreePort();
+            }
+            builder.withZkDir(zkDir.toString()).withZkPort(zooKeeperPort);
+        } else {
+            // Must not exist: an existing ZooKeeper dir switches the standalone to ZooKeeper mode.
+            builder.withZkDir(brokerDir.resolve("zookeeper-unused").toString());
+        }
+        PulsarStandalone s = builder
                 .withNumOfBk(1)
                 .withBkPort(0)
                 .withBkDir(brokerDir.resolve("bookie").toString())
-                // Must not exist: an existing ZooKeeper dir switches the standalone to ZooKeeper mode.
-                .withZkDir(brokerDir.resolve("zookeeper-unused").toString())
                 .withNoStreamStorage(true)
                 .withWipeData(wipeData)
                 .withAdvertisedAddress("127.0.0.1")
@@ -294,6 +328,17 @@ public final class StandaloneBroker implements AutoCloseable {
         s.setConfigFile(bookieConfFile().toString());
         // build() replaces any config given to withConfig(), so the settings go on getConfig() afterwards.
         ServiceConfiguration conf = s.getConfig();
+        harnessSettings(conf, storage, nereusMetadataDir(), objectStoreDir());
+        customize.accept(conf);
+        return s;
+    }
+
+    /**
+     * The broker settings of this harness (ephemeral ports, quorums of 1, small thread pools, no load balancing, the
+     * storage class and, for Nereus, its metadata and object-store directories); shared with {@link SecondBroker}.
+     */
+    static void harnessSettings(ServiceConfiguration conf, StorageMode storage, Path nereusMetadataDir,
+            Path objectStoreDir) {
         conf.setBrokerServicePort(Optional.of(0));
         conf.setWebServicePort(Optional.of(0));
         conf.setManagedLedgerDefaultEnsembleSize(1);
@@ -312,11 +357,19 @@ public final class StandaloneBroker implements AutoCloseable {
         conf.setBrokerShutdownTimeoutMs(20_000);
         conf.setManagedLedgerStorageClassName(storage.storageClassName());
         if (storage == StorageMode.NEREUS) {
-            conf.getProperties().setProperty(NEREUS_FDB_DIR_KEY, nereusMetadataDir().toString());
-            conf.getProperties().setProperty(NEREUS_OBJECTS_DIR_KEY, objectStoreDir().toString());
+            conf.getProperties().setProperty(NEREUS_FDB_DIR_KEY, nereusMetadataDir.toString());
+            conf.getProperties().setProperty(NEREUS_OBJECTS_DIR_KEY, objectStoreDir.toString());
         }
-        customize.accept(conf);
-        return s;
+    }
+
+    /** This broker's data directory. */
+    Path brokerDir() {
+        return brokerDir;
+    }
+
+    /** The broker's settings as it runs (the metadata store URL is known once it started). */
+    ServiceConfiguration config() {
+        return running().getConfig();
     }
 
     private void requireDefaultNamespace() {
