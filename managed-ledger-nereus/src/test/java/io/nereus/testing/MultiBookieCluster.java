@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.apache.bookkeeper.bookie.BookieImpl;
+import org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.common.allocator.PoolingPolicy;
 import org.apache.bookkeeper.common.component.ComponentStarter;
@@ -39,10 +40,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <p>{@link BKCluster} provides the bookie metadata (a private in-memory Pulsar metadata store, the cluster
  * initialized, the metadata drivers set) and the clients, started with no bookie of its own: it offers no public way
  * to stop or start one bookie. The bookies are built here with BookKeeper's public server API
- * ({@link Main#buildBookieServer}) from a configuration like {@code BKCluster}'s, with two differences: each bookie
- * has a fixed port and directory, so a restarted bookie is the same bookie (same id, same cookie, same data); and
- * entry data is written to the journal ({@code journalWriteData=true}), so entries acknowledged before a stop are
- * there after the restart. A stop closes the bookie's server (its connections drop, its journal is closed);
+ * ({@link Main#buildBookieServer}) from a configuration like {@code BKCluster}'s, with three differences: each bookie
+ * has a fixed port and directory, so a restarted bookie is the same bookie (same id, same cookie, same data); entry
+ * data is written to the journal ({@code journalWriteData=true}), so entries acknowledged before a stop are there
+ * after the restart; and the ledger storage is DbLedgerStorage, as Pulsar's bookies run. A stop closes the bookie's server (its connections drop, its journal is closed);
  * in-process, that is the closest to a killed bookie.
  */
 public final class MultiBookieCluster implements BookKeeperClients, BeforeAllCallback, AfterAllCallback {
@@ -87,6 +88,7 @@ public final class MultiBookieCluster implements BookKeeperClients, BeforeAllCal
         conf.setAllowLoopback(true);
         conf.setJournalDirName(dir.toString());
         conf.setLedgerDirNames(new String[] {dir.toString()});
+        conf.setLedgerStorageClass(DbLedgerStorage.class.getName());
         conf.setJournalWriteData(true);
         conf.setJournalFlushWhenQueueEmpty(true);
         conf.setJournalFormatVersionToWrite(5);
