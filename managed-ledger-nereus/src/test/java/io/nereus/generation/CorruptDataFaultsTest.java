@@ -13,7 +13,9 @@ import io.nereus.metadata.IndexRecordState;
 import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.WalSliceState;
+import io.nereus.metadata.WalTarget;
 import io.nereus.object.FilesystemObjectStore;
 import io.nereus.object.ObjectStoreConfig;
 import io.nereus.stream.BoundaryMode;
@@ -24,6 +26,7 @@ import io.nereus.stream.StreamStorage;
 import io.nereus.testing.EngineFixture;
 import io.nereus.testing.MultiBookieCluster;
 import io.nereus.testing.MutableClock;
+import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -34,6 +37,8 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.bookkeeper.client.api.LedgerMetadata;
+import org.apache.bookkeeper.net.BookieId;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -73,6 +78,56 @@ class CorruptDataFaultsTest {
     @AfterEach
     void tearDown() {
         engine.close();
+    }
+
+    /**
+     * Three appends, each its own batch (one BookKeeper entry) of a sealed slice written with ensemble 3 and write
+     * quorum 2. The middle entry's bytes rot on the first bookie of its write set: a cold read returns every payload
+     * (BookKeeper's digest check rejects that copy and reads the other). Then they rot on the second bookie too:
+     * reads of offsets 0 and 2 return their payloads; a read of offset 1 fails CHECKSUM_MISMATCH, not retriable,
+     * naming the stream and offset 1, and so does a read from offset 0 once it gets there. The materializer
+     * publishes no object from the unreadable data, and offset 1 keeps failing the same way.
+     */
+    @Test
+    void walEntryCorruptOnItsBookies_oneCopyReadsFromTheOther_bothFailChecksumMismatchNamingStreamAndOffset()
+            throws Exception {
+        StreamStorage storage = engine.storage("broker-a", CONFIG, clock);
+        NereusStream s = await(storage.openStream("wal-rot"));
+        await(s.acquireWriter());
+        List<byte[]> payloads = List.of(payload("first", 3000), payload("second", 3000), payload("third", 3000));
+        for (byte[] p : payloads) {
+            await(s.append(List.of(AppendEntry.of(p))));
+        }
+        await(storage.rollWalSlice());
+        WalTarget middle = (WalTarget) record(s, 1).target();
+        assertThat(((WalTarget) record(s, 0).target()).entryId()).isLessThan(middle.entryId());
+        assertThat(((WalTarget) record(s, 2).target()).entryId()).isGreaterThan(middle.entryId());
+        LedgerMetadata ledger = await(engine.bk.getLedgerMetadata(middle.sliceId()));
+        List<BookieId> ensemble = ledger.getEnsembleAt(middle.entryId());
+        int e = (int) middle.entryId();
+        // round-robin placement: entry e is on bookies e and e + 1 of the ensemble (mod 3)
+        BookieId firstCopy = ensemble.get(e % 3);
+        BookieId secondCopy = ensemble.get((e + 1) % 3);
+        byte[] rot = payload("not-the-batch", 3000);
+
+        TestLedgers.addTornEntry(engine.bk, middle.sliceId(), WAL.password(), middle.entryId(), rot,
+                List.of(firstCopy));
+        NereusStream c1 = await(engine.storage("reader-1", CONFIG, clock).openStream("wal-rot"));
+        assertThat(readDensePayloads(c1)).containsExactlyElementsOf(payloads);
+
+        TestLedgers.addTornEntry(engine.bk, middle.sliceId(), WAL.password(), middle.entryId(), rot,
+                List.of(secondCopy));
+        NereusStream c2 = await(engine.storage("reader-2", CONFIG, clock).openStream("wal-rot"));
+        assertThat(read(c2, 0).entries()).extracting(StreamEntry::payload).containsExactly(payloads.get(0));
+        assertThat(read(c2, 2).entries()).extracting(StreamEntry::payload).containsExactly(payloads.get(2));
+        assertCorrupt(c2, 1, 1);
+        assertCorrupt(c2, 0, 1);
+
+        await(storage.materializeSealedSlices().handle((ok, error) -> null));
+        assertThat(await(engine.metadata.index().indexRecords(s.id(), ReadView.COMMITTED)))
+                .as("nothing but the WAL records: no object published from unreadable data")
+                .allSatisfy(r -> assertThat(r.target()).isInstanceOf(WalTarget.class));
+        assertCorrupt(await(engine.storage("reader-3", CONFIG, clock).openStream("wal-rot")), 1, 1);
     }
 
     /**
