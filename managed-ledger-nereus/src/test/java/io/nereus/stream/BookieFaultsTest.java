@@ -62,7 +62,8 @@ class BookieFaultsTest {
     /**
      * A bookie of the open slice's ensemble stops while appends to three streams are in flight: every append is
      * acknowledged at its dense offset (BookKeeper replaces the bookie in the slice's ensemble; no append fails),
-     * every stream reads back exactly while the bookie is down, and again after it returned.
+     * every stream reads back exactly while the bookie is down, again after it returned, and again with the bookie
+     * that shared the first entries with it down (so those are read from the returned bookie's copies).
      */
     @Test
     void ensembleBookieStopsUnderLoad_everyAppendAcknowledged_allReadableWhileDownAndAfterItReturns() throws Exception {
@@ -96,6 +97,9 @@ class BookieFaultsTest {
 
         BK.start(victim);
         assertStreams(engine.storage("reader-after-return", STORAGE), streams, written);
+        // the restarted bookie kept its copies: with the bookie that shared entries with it down, they read from it
+        BK.stop(BK.indexOf(before.getAllEnsembles().get(0L).get(1)));
+        assertStreams(engine.storage("reader-from-the-returned-bookie", STORAGE), streams, written);
     }
 
     /**
