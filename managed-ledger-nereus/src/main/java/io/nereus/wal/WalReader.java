@@ -59,8 +59,8 @@ public final class WalReader implements AutoCloseable {
     /**
      * The batch stored at entry {@code entryId} of slice {@code sliceId}; fails with a {@link NereusException}
      * naming {@code slice} and {@code entry}: TARGET_MISSING when the slice's ledger or the entry does not exist,
-     * CORRUPT_DATA when the stored bytes are not a valid batch ({@link WalBatchCodec#decode}), RETRIABLE_READ_FAILED
-     * for any other BookKeeper failure.
+     * CORRUPT_DATA when the stored bytes are not a valid batch ({@link WalBatchCodec#decode}) or fail BookKeeper's
+     * digest on every bookie holding them, RETRIABLE_READ_FAILED for any other BookKeeper failure.
      */
     public CompletableFuture<WalBatch> read(long sliceId, long entryId) {
         BatchKey key = new BatchKey(sliceId, entryId);
@@ -295,16 +295,22 @@ public final class WalReader implements AutoCloseable {
         return f;
     }
 
-    /** TARGET_MISSING when the ledger or entry does not exist (evidence of loss), else RETRIABLE_READ_FAILED. */
+    /**
+     * TARGET_MISSING when the ledger or entry does not exist (evidence of loss); CORRUPT_DATA when the bytes fail
+     * BookKeeper's digest (the client reports that only once every bookie holding the entry returned bytes that fail
+     * it: no copy is usable); else RETRIABLE_READ_FAILED.
+     */
     private static NereusException readError(int rc, Map<String, Object> where) {
         return readError(rc, where, BKException.create(rc));
     }
 
     private static NereusException readError(int rc, Map<String, Object> where, Throwable cause) {
         boolean missing = WalLedgers.noSuchLedger(rc) || rc == BKException.Code.NoSuchEntryException;
+        ErrorCode code = missing ? ErrorCode.TARGET_MISSING
+                : rc == BKException.Code.DigestMatchException ? ErrorCode.CORRUPT_DATA
+                : ErrorCode.RETRIABLE_READ_FAILED;
         where.put("rc", rc);
-        return new NereusException(missing ? ErrorCode.TARGET_MISSING : ErrorCode.RETRIABLE_READ_FAILED, where,
-                Failures.unwrap(cause));
+        return new NereusException(code, where, Failures.unwrap(cause));
     }
 
     @Override

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <p>{@code BKCluster}'s default bookie configuration does not write entry data to the journal
  * ({@code journalWriteData=false}): entries survive a client or storage restart, not a bookie restart.
  */
-public final class BookKeeperCluster implements BeforeAllCallback, AfterAllCallback {
+public final class BookKeeperCluster implements BookKeeperClients, BeforeAllCallback, AfterAllCallback {
     private BKCluster cluster;
     private final List<BookKeeper> clients = new ArrayList<>();
 
@@ -32,6 +32,7 @@ public final class BookKeeperCluster implements BeforeAllCallback, AfterAllCallb
     }
 
     /** A new BookKeeper client of this cluster; closed by {@link #afterAll}. */
+    @Override
     public synchronized BookKeeper newClient() {
         try {
             BookKeeper bk = cluster.newClient();

@@ -25,7 +25,7 @@ import org.apache.bookkeeper.client.BookKeeper;
 
 /**
  * One engine test's world: an in-memory EmbeddedFdb with the Nereus metadata under {@code ("nereus", root)},
- * a client of the class's in-process bookie, a filesystem object store in a new directory, and the storage
+ * a client of the class's in-process BookKeeper, a filesystem object store in a new directory, and the storage
  * instances the test creates, all closed by {@link #close()}.
  */
 public final class EngineFixture implements AutoCloseable {
@@ -35,17 +35,17 @@ public final class EngineFixture implements AutoCloseable {
     public final ObjectStore objects;
     private final List<StreamStorage> storages = new ArrayList<>();
 
-    public EngineFixture(BookKeeperCluster cluster, String root) {
+    public EngineFixture(BookKeeperClients cluster, String root) {
         this(cluster, root, temporaryObjectStore());
     }
 
-    /** As {@link #EngineFixture(BookKeeperCluster, String)} with the given object store, closed with the fixture. */
-    public EngineFixture(BookKeeperCluster cluster, String root, ObjectStore objects) {
+    /** As {@link #EngineFixture(BookKeeperClients, String)} with the given object store, closed with the fixture. */
+    public EngineFixture(BookKeeperClients cluster, String root, ObjectStore objects) {
         this(cluster, root, objects, EmbeddedFdb.inMemory());
     }
 
     /** With the given metadata engine (a durable one, say) and object store, both closed with the fixture. */
-    public EngineFixture(BookKeeperCluster cluster, String root, ObjectStore objects, EmbeddedFdb fdb) {
+    public EngineFixture(BookKeeperClients cluster, String root, ObjectStore objects, EmbeddedFdb fdb) {
         this.fdb = fdb;
         metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", root))),
                 fdb.getExecutor()));

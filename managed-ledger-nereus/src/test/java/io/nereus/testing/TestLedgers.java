@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.util.ReferenceCounted;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.client.BKException;
@@ -75,10 +76,21 @@ public final class TestLedgers {
     public static void addTornEntry(org.apache.bookkeeper.client.BookKeeper bk, long id, byte[] password,
             long entryId, byte[] payload) throws Exception {
         LedgerMetadata metadata = FutureUtils.result(bk.getLedgerMetadata(id), TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        addTornEntry(bk, id, password, entryId, payload, metadata.getEnsembleAt(entryId));
+    }
+
+    /**
+     * As {@link #addTornEntry(org.apache.bookkeeper.client.BookKeeper, long, byte[], long, byte[])}, to the given
+     * bookies only. Over an entry a bookie already holds, this is bit rot under a committed entry: a bookie with
+     * DbLedgerStorage serves the last write of an entry (one with SortedLedgerStorage keeps the first while it is in
+     * its memtable).
+     */
+    public static void addTornEntry(org.apache.bookkeeper.client.BookKeeper bk, long id, byte[] password,
+            long entryId, byte[] payload, List<BookieId> bookies) throws Exception {
         DigestManager digests = DigestManager.instantiate(id, password,
                 DataFormats.LedgerMetadataFormat.DigestType.CRC32C, UnpooledByteBufAllocator.DEFAULT, false);
         byte[] masterKey = DigestManager.generateMasterKey(password);
-        for (BookieId bookie : metadata.getEnsembleAt(entryId)) {
+        for (BookieId bookie : bookies) {
             ByteBuf data = Unpooled.wrappedBuffer(payload.clone());
             ReferenceCounted packet = digests.computeDigestAndPackageForSending(entryId, entryId - 1,
                     payload.length, data, masterKey, 0);

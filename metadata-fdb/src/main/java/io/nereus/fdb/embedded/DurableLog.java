@@ -101,7 +101,10 @@ final class DurableLog implements AutoCloseable {
     @FunctionalInterface
     interface TestHook {
         /**
-         * Called at {@code "before-write"} (flusher, before each batch is written), at {@code "snapshot-written"}
+         * Called at {@code "before-write"} (flusher, before each batch is written; an exception there is a write that
+         * failed, a full disk say, before any byte of the batch reached the file), at {@code "before-fsync"} (flusher,
+         * before each fsync of the active segment; an exception there is a failed fsync of bytes already written to
+         * the file), at {@code "snapshot-written"}
          * and {@code "snapshot-renamed"} (compaction thread), and at {@code "closing"} (once {@link #close()} has
          * marked the log closed; an exception there is ignored).
          */

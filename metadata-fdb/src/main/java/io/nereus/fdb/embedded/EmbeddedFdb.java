@@ -223,6 +223,17 @@ public final class EmbeddedFdb implements Database {
         engine.injectFaults(fault, count);
     }
 
+    /**
+     * Sets the durable log's {@link DurableLog.TestHook} (null: none), so that package tests can fail its writes and
+     * fsyncs as a full or failing disk would. A database in memory has no log: refused.
+     */
+    void setDurableLogTestHook(DurableLog.TestHook hook) {
+        if (!(storage instanceof DurableLog log)) {
+            throw new IllegalStateException("an in-memory EmbeddedFdb has no durable log");
+        }
+        log.testHook = hook;
+    }
+
     /** Figures about the engine's memory use, for tests and monitoring. */
     public EmbeddedStats stats() {
         return engine.stats();

@@ -57,7 +57,8 @@ final class LogFlusher {
      * @param active a channel on the active segment, positioned at its end; the flusher owns and closes it
      * @param lastWrittenVersion the version of the last record in the segments (or the active segment's first
      *     version minus one)
-     * @param hook called at {@code "before-write"} before each batch, on the flusher thread
+     * @param hook called at {@code "before-write"} before each batch and at {@code "before-fsync"} before each
+     *             fsync of the active segment, on the flusher thread
      * @param onStopped run on the flusher thread once it has closed the active segment
      */
     LogFlusher(Path dir, DurableLogOptions options, AppendQueue queue, LogSegments segments, LogCompactor compactor,
@@ -220,6 +221,7 @@ final class LogFlusher {
      * ({@link SyncMark}), for recovery after an OS crash.
      */
     private void sync() throws IOException {
+        hook.reached("before-fsync");
         active.force(false);
         lastSyncNanos = System.nanoTime();
         unsynced = false;
