@@ -17,6 +17,7 @@ import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.ProducerSnapshot;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.WalSliceState;
+import io.nereus.metadata.WalTarget;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
@@ -269,6 +270,41 @@ class KafkaPartitionLogTest {
                 .containsExactly(new AppendResult.Batch(30, 39, true));
         assertThat(await(third.append(batch("s40", 10).producer(pid, 2, 40).build())).baseOffset()).isEqualTo(40);
         assertThat(committedEnd(third)).isEqualTo(50);
+    }
+
+    /**
+     * The WAL slice's ledger is fenced under the log (a recovery open from another client), so the appends in flight
+     * fail; the log re-reads the head, and the producer's retries of the failed batches are stored in sequence at the
+     * committed end, not taken for duplicates (they were never committed).
+     */
+    @Test
+    void aFailedWalWrite_failsTheAppendsInFlight_thenTheLogRecovers_andTheProducersRetriesAreStoredInSequence()
+            throws Exception {
+        // a WAL batch is sealed when it reaches 1 KiB (each of these batches does) and never by the timer
+        StreamStorage storage = engine.storage("broker-a", CONFIG.withWal(WAL.withFlush(1024, Duration.ofSeconds(20))
+                .withFlushWhenIdle(false)));
+        KafkaPartitionLog log = open(storage, "topic-0", NO_SNAPSHOTS);
+        long pid = 11;
+        assertThat(await(log.append(batch("p0", 2).producer(pid, 0, 0).valueBytes(1024).build())).baseOffset())
+                .isZero();
+        IndexRecord first = await(engine.metadata.index().indexRecords(log.streamId(), ReadView.COMMITTED)).get(0);
+        TestLedgers.recover(BK.newClient(), ((WalTarget) first.target()).sliceId(), WAL.password());
+
+        CompletableFuture<AppendResult> lost1 = log.append(batch("p1", 2).producer(pid, 0, 2).valueBytes(1024).build());
+        CompletableFuture<AppendResult> lost2 = log.append(batch("p2", 2).producer(pid, 0, 4).valueBytes(1024).build());
+        for (CompletableFuture<AppendResult> f : List.of(lost1, lost2)) {
+            assertThatThrownBy(() -> await(f)).isInstanceOfSatisfying(NereusException.class,
+                    e -> assertThat(e.retriable()).as("%s", e.code()).isTrue());
+        }
+        assertThat(await(log.append(batch("p1", 2).producer(pid, 0, 2).valueBytes(1024).build())).batches())
+                .containsExactly(new AppendResult.Batch(2, 3, false));
+        assertThat(await(log.append(batch("p2", 2).producer(pid, 0, 4).valueBytes(1024).build())).batches())
+                .containsExactly(new AppendResult.Batch(4, 5, false));
+        assertThat(await(log.append(batch("p2", 2).producer(pid, 0, 4).valueBytes(1024).build())).batches())
+                .containsExactly(new AppendResult.Batch(4, 5, true));
+        assertThat(committedEnd(log)).isEqualTo(6);
+        assertThat(offsetsAndKeys(await(log.read(0, Integer.MAX_VALUE)).records())).containsExactly("0:p0-0",
+                "1:p0-1", "2:p1-0", "3:p1-1", "4:p2-0", "5:p2-1");
     }
 
     @Test
