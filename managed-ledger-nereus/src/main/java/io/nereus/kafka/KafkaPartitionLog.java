@@ -292,7 +292,11 @@ public final class KafkaPartitionLog {
             }
             if (mode == Mode.READY && batchesSinceSnapshot >= config.snapshotEveryBatches()) {
                 batchesSinceSnapshot = 0;
-                after.add(this::snapshotProducerState);
+                after.add(() -> snapshotProducerState().exceptionally(t -> {
+                    LOG.warn("Kafka partition log could not save its producer state stream={} code={}", stream.id(),
+                            asNereus(t).code());
+                    return null;
+                }));
             }
         }
         after.forEach(Runnable::run);
