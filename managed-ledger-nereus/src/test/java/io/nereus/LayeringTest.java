@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  * classpath): the error model ({@code io.nereus.error}) is the lowest layer and knows no other Nereus package,
  * the core knows neither Pulsar nor FoundationDB, only metadata-fdb touches FoundationDB, the metadata layer
  * knows nothing above it, only the facade imports Pulsar, and the facade's rooms point one way
- * (config ← cursor ← ledger). A violation fails with the offending class and dependency.
+ * (config ← cursor ← ledger). The Kafka adapter ({@code io.nereus.kafka}) sits on the stream API and the metadata
+ * layer only, and is the only user of kafka-clients. A violation fails with the offending class and dependency.
  */
 class LayeringTest {
     private static final String[] CORE = {"io.nereus.stream..", "io.nereus.wal..", "io.nereus.generation..",
@@ -65,6 +66,21 @@ class LayeringTest {
     void pulsar_onlyImportedByTheFacade() {
         noClasses().that().resideOutsideOfPackage("io.nereus.pulsar..").should().dependOnClassesThat()
                 .resideInAnyPackage("org.apache.pulsar..", "org.apache.bookkeeper.mledger..")
+                .check(classes);
+    }
+
+    @Test
+    void kafkaAdapter_knowsNeitherPulsarNorBookKeeperNorFoundationDb() {
+        noClasses().that().resideInAPackage("io.nereus.kafka..").should().dependOnClassesThat()
+                .resideInAnyPackage("io.nereus.pulsar..", "org.apache.pulsar..", "org.apache.bookkeeper..",
+                        "com.apple.foundationdb..", "io.nereus.fdb..", "io.nereus.wal..")
+                .check(classes);
+    }
+
+    @Test
+    void kafkaClients_onlyInTheKafkaAdapter() {
+        noClasses().that().resideOutsideOfPackage("io.nereus.kafka..").should().dependOnClassesThat()
+                .resideInAPackage("org.apache.kafka..")
                 .check(classes);
     }
 

@@ -1,6 +1,7 @@
 package io.nereus.stream;
 
 import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
 import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.Resolution;
@@ -18,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -109,6 +111,24 @@ public final class NereusStream {
      * code after a WAL or commit failure (the next append continues at the re-read head).
      */
     public CompletableFuture<OffsetRange> append(List<AppendEntry> entries) {
+        return append(entries, OptionalLong.empty());
+    }
+
+    /**
+     * As {@link #append(List)}, only if the entries get offsets from {@code expectedStart} on: for a caller whose
+     * payloads name their own offsets (the Kafka adapter writes a batch's base offset into its bytes), so that a
+     * payload is never stored at an offset other than the one it names. When the stream's next offset is another
+     * (an earlier append failed and the handle continued at the re-read head) the append fails with
+     * RETRIABLE_ABANDONED, context {@code expectedStart} and {@code nextOffset}, and nothing is stored.
+     */
+    public CompletableFuture<OffsetRange> append(List<AppendEntry> entries, long expectedStart) {
+        if (expectedStart < 0) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("expectedStart must be >= 0"));
+        }
+        return append(entries, OptionalLong.of(expectedStart));
+    }
+
+    private CompletableFuture<OffsetRange> append(List<AppendEntry> entries, OptionalLong expectedStart) {
         List<AppendEntry> copy;
         try {
             copy = List.copyOf(entries);
@@ -129,14 +149,18 @@ public final class NereusStream {
                     wait = refreshed;
                     break;
                 default:
-                    return appendLocked(copy);
+                    return appendLocked(copy, expectedStart);
             }
         }
-        return wait.thenCompose(ignored -> append(copy));
+        return wait.thenCompose(ignored -> append(copy, expectedStart));
     }
 
-    private CompletableFuture<OffsetRange> appendLocked(List<AppendEntry> entries) {
+    private CompletableFuture<OffsetRange> appendLocked(List<AppendEntry> entries, OptionalLong expectedStart) {
         long first = nextOffset;
+        if (expectedStart.isPresent() && expectedStart.getAsLong() != first) {
+            return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_ABANDONED,
+                    ErrorContext.of("stream", id(), "expectedStart", expectedStart.getAsLong(), "nextOffset", first)));
+        }
         long records = 0;
         for (AppendEntry e : entries) {
             records += e.recordCount();

@@ -43,6 +43,11 @@ class PulsarErrorsTest {
         TABLE.put(ErrorCode.RANGE_NOT_SATISFIABLE, ManagedLedgerException.class);
         TABLE.put(ErrorCode.OBJECT_STORE_REFUSED, ManagedLedgerException.class);
         TABLE.put(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED, ManagedLedgerException.class);
+        // the Kafka adapter's codes never reach the Pulsar facade; the default mapping applies
+        TABLE.put(ErrorCode.INVALID_RECORD_BATCH, ManagedLedgerException.class);
+        TABLE.put(ErrorCode.OUT_OF_ORDER_SEQUENCE, ManagedLedgerException.class);
+        TABLE.put(ErrorCode.INVALID_PRODUCER_EPOCH, ManagedLedgerException.class);
+        TABLE.put(ErrorCode.OFFSET_OUT_OF_RANGE, ManagedLedgerException.class);
     }
 
     @Test

@@ -154,6 +154,25 @@ class StreamStorageTest {
     }
 
     @Test
+    void appendAtExpectedStart_storesOnlyAtThatOffset_anotherOffsetIsRefusedAndStoresNothing() {
+        StreamStorage storage = storage("broker-a");
+        NereusStream s = await(storage.openStream("conditional"));
+        await(s.acquireWriter());
+        assertThat(await(s.append(List.of(new AppendEntry(payload("a"), 3)), 0))).isEqualTo(OffsetRange.of(0, 3));
+        for (long wrong : new long[] {0, 2, 4}) {
+            assertThatThrownBy(() -> await(s.append(List.of(AppendEntry.of(payload("x"))), wrong)))
+                    .isInstanceOfSatisfying(NereusException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.RETRIABLE_ABANDONED);
+                        assertThat(e.context()).containsEntry("expectedStart", wrong).containsEntry("nextOffset", 3L);
+                    });
+        }
+        assertThat(await(s.append(List.of(AppendEntry.of(payload("b"))), 3))).isEqualTo(OffsetRange.of(3, 4));
+        assertThat(readAll(s, 0, 10)).extracting(StreamEntry::range)
+                .containsExactly(OffsetRange.of(0, 3), OffsetRange.of(3, 4));
+        assertThat(await(s.head()).committedEnd()).isEqualTo(4);
+    }
+
+    @Test
     void read_respectsEntryAndByteLimits_andReturnsNothingAtTheEnd() {
         NereusStream s = await(storage("broker-a").openStream("limits"));
         await(s.acquireWriter());

@@ -91,7 +91,31 @@ public enum ErrorCode {
      * failed server); the same call may succeed later. A failed put may or may not have created the object:
      * callers put under a new name, the other is garbage. Context: {@code name} and what failed.
      */
-    RETRIABLE_OBJECT_STORE_FAILED(true, "object store request failed");
+    RETRIABLE_OBJECT_STORE_FAILED(true, "object store request failed"),
+    /**
+     * The Kafka adapter refused an append because a record batch in it breaks a rule of Kafka's v2 batch format
+     * (magic, length, CRC-32C, record count, offsets, timestamps) or one the adapter adds; nothing of the append was
+     * stored. Context: {@code batch} (its index in the append), {@code position} (its byte position), {@code rule}
+     * (a {@code BatchRule} of io.nereus.kafka) and the values the rule compared.
+     */
+    INVALID_RECORD_BATCH(false, "record batch is invalid"),
+    /**
+     * The Kafka adapter refused an idempotent producer's batch whose sequence does not continue the producer's last
+     * stored batch (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER); nothing of the append was stored. Context: {@code batch},
+     * {@code producerId}, {@code epoch}, {@code sequence} (the batch's first), {@code lastSequence} (the stored).
+     */
+    OUT_OF_ORDER_SEQUENCE(false, "producer sequence is out of order"),
+    /**
+     * The Kafka adapter refused an idempotent producer's batch whose producer epoch is older than the one the stream
+     * has seen (Kafka's INVALID_PRODUCER_EPOCH: the producer was fenced by a newer instance); nothing of the append
+     * was stored. Context: {@code batch}, {@code producerId}, {@code epoch}, {@code currentEpoch}.
+     */
+    INVALID_PRODUCER_EPOCH(false, "producer epoch is older than the stream's"),
+    /**
+     * A Kafka fetch or delete-records offset is outside the partition's log {@code [logStartOffset, highWatermark]}
+     * (Kafka's OFFSET_OUT_OF_RANGE). Context: {@code offset}, {@code logStartOffset}, {@code highWatermark}.
+     */
+    OFFSET_OUT_OF_RANGE(false, "offset is outside the log");
 
     private final boolean retriable;
     private final String message;

@@ -537,6 +537,8 @@ public final class CollectionStore {
             case NereusKeyspace.CURSOR -> "cursor";
             case NereusKeyspace.PROPS -> "props";
             case NereusKeyspace.FALLBACK -> "fallback";
+            case NereusKeyspace.PRODUCER -> "producer";
+            case NereusKeyspace.PRODUCER_END -> "producerEnd";
             default -> "other";
         };
     }

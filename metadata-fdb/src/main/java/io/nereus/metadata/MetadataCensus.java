@@ -11,9 +11,9 @@ import java.util.TreeMap;
  * @param keys   every key under the root
  * @param bytes  their key and value bytes
  * @param byKind keys per kind: {@code catalog}, {@code head}, {@code index}, {@code fallback}, {@code retired},
- *               {@code genseq}, {@code intent}, {@code cursor}, {@code props}, {@code walSlice},
- *               {@code walStream}, {@code walLease}, {@code walState}, {@code purge}, {@code counter},
- *               {@code meta}, {@code other}
+ *               {@code genseq}, {@code intent}, {@code cursor}, {@code props}, {@code producer},
+ *               {@code producerEnd}, {@code walSlice}, {@code walStream}, {@code walLease}, {@code walState},
+ *               {@code purge}, {@code counter}, {@code meta}, {@code other}
  */
 public record MetadataCensus(long keys, long bytes, Map<String, Long> byKind) {
     public MetadataCensus {

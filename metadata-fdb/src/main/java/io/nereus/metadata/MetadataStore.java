@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       retirement;</li>
  *   <li>{@link #cursors()}: cursor state and managed-ledger properties;</li>
  *   <li>{@link #slices()}: WAL slices (state, writer, per-stream ranges) and the WAL writers' leases;</li>
+ *   <li>{@link #producers()}: idempotent-producer state of streams written by the Kafka adapter;</li>
  *   <li>{@link #collection()}: the garbage collector's steps: WAL slices out of service and forgotten, object
  *       references, retired records forgotten, deleted streams purged, the metadata census.</li>
  * </ul>
@@ -50,6 +51,7 @@ public final class MetadataStore implements AutoCloseable {
     private final CursorStore cursors;
     private final WalSliceStore slices;
     private final CollectionStore collection;
+    private final ProducerStateStore producers;
     private final TransactionRunner tx;
 
     private MetadataStore(TransactionRunner tx, NereusKeyspace ks, Optional<DatabaseLease> owned) {
@@ -63,6 +65,7 @@ public final class MetadataStore implements AutoCloseable {
         this.cursors = new CursorStore(tx, ks);
         this.slices = new WalSliceStore(tx, ks, records);
         this.collection = new CollectionStore(tx, ks, records, slices);
+        this.producers = new ProducerStateStore(tx, ks);
     }
 
     /**
@@ -159,6 +162,11 @@ public final class MetadataStore implements AutoCloseable {
     /** WAL slices and WAL writer leases. */
     public WalSliceStore slices() {
         return slices;
+    }
+
+    /** Idempotent-producer state (the Kafka adapter's). */
+    public ProducerStateStore producers() {
+        return producers;
     }
 
     /** The garbage collector's metadata steps. */

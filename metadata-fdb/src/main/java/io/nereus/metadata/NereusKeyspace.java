@@ -28,6 +28,8 @@ import java.util.Objects;
  * (STREAM=2, sid, CURSOR=6, cursorName, chunk)            CursorStateCodec   chunk 0 = header, 1..N = data
  * (STREAM=2, sid, PROPS=7)                                LedgerPropertiesCodec
  * (STREAM=2, sid, FALLBACK=8, viewCode, endOffset, gen)   IndexRecordCodec   superseded, still serving as fallback
+ * (STREAM=2, sid, PRODUCER=9, producerId)                 ProducerStateCodec idempotent producer (Kafka adapter)
+ * (STREAM=2, sid, PRODUCER_END=10)                        ProducerStateEndCodec  the producer entries reflect batches below it
  * (WAL=3, sliceId)                                        WalSliceCodec
  * (WAL=3, sliceId, sid)                                   OffsetRangeCodec   range of sid in the slice
  * (COUNTER=4, name)                                       CounterCodec
@@ -63,6 +65,8 @@ public final class NereusKeyspace {
     public static final int CURSOR = 6;
     public static final int PROPS = 7;
     public static final int FALLBACK = 8;
+    public static final int PRODUCER = 9;
+    public static final int PRODUCER_END = 10;
 
     /** The META key holding the layout version. */
     public static final String FORMAT = "format";
@@ -277,6 +281,32 @@ public final class NereusKeyspace {
         return streamId(t, key, "props");
     }
 
+    /** The state of idempotent producer {@code producerId} of {@code stream} (the Kafka adapter's). */
+    public byte[] producerKey(StreamId stream, long producerId) {
+        requireNonNegative(producerId, "producer id");
+        return packIntegers(STREAM, stream.value(), PRODUCER, producerId);
+    }
+
+    public ProducerKey unpackProducerKey(byte[] key) {
+        Tuple t = streamKey(key, PRODUCER, 4, "producer");
+        return new ProducerKey(streamId(t, key, "producer"), nonNegative(t, 3, key, "producer", "producer id"));
+    }
+
+    /** Every producer state of {@code stream}, by producer id. */
+    public Range producerRange(StreamId stream) {
+        return root.range(Tuple.from(STREAM, stream.value(), PRODUCER));
+    }
+
+    /** The end offset of {@code stream}'s stored producer state. */
+    public byte[] producerEndKey(StreamId stream) {
+        return packIntegers(STREAM, stream.value(), PRODUCER_END);
+    }
+
+    public StreamId unpackProducerEndKey(byte[] key) {
+        Tuple t = streamKey(key, PRODUCER_END, 3, "producer end");
+        return streamId(t, key, "producer end");
+    }
+
     // ---- WAL ----
 
     public byte[] walSliceKey(long sliceId) {
@@ -426,6 +456,14 @@ public final class NereusKeyspace {
 
         public boolean isHeader() {
             return chunk == CURSOR_HEADER_CHUNK;
+        }
+    }
+
+    /** Key fields of {@code (STREAM, sid, PRODUCER, producerId)}. */
+    public record ProducerKey(StreamId stream, long producerId) {
+        public ProducerKey {
+            Objects.requireNonNull(stream, "stream");
+            requireNonNegative(producerId, "producer id");
         }
     }
 

@@ -40,6 +40,10 @@ class ErrorCodeTest {
         RETRIABLE.put(ErrorCode.RANGE_NOT_SATISFIABLE, false);
         RETRIABLE.put(ErrorCode.OBJECT_STORE_REFUSED, false);
         RETRIABLE.put(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED, true);
+        RETRIABLE.put(ErrorCode.INVALID_RECORD_BATCH, false);
+        RETRIABLE.put(ErrorCode.OUT_OF_ORDER_SEQUENCE, false);
+        RETRIABLE.put(ErrorCode.INVALID_PRODUCER_EPOCH, false);
+        RETRIABLE.put(ErrorCode.OFFSET_OUT_OF_RANGE, false);
     }
 
     @Test

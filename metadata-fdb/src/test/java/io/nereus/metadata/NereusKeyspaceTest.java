@@ -215,6 +215,29 @@ class NereusKeyspaceTest {
     }
 
     @Test
+    void producerKeys_arePinnedRoundTripStayInTheStreamAndRefuseOtherKinds() {
+        assertThat(List.of(NereusKeyspace.PRODUCER, NereusKeyspace.PRODUCER_END)).containsExactly(9, 10);
+        byte[] prefix = {0x15, 0x2A};
+        assertThat(KS.producerKey(S, 0)).isEqualTo(ByteArrayUtil.join(prefix, Tuple.from(2, 9, 9, 0).pack()));
+        assertThat(KS.producerKey(S, Long.MAX_VALUE))
+                .isEqualTo(ByteArrayUtil.join(prefix, Tuple.from(2, 9, 9, Long.MAX_VALUE).pack()));
+        assertThat(KS.producerEndKey(S)).isEqualTo(ByteArrayUtil.join(prefix, Tuple.from(2, 9, 10).pack()));
+        assertThat(KS.unpackProducerKey(KS.producerKey(S, 4242)))
+                .isEqualTo(new NereusKeyspace.ProducerKey(S, 4242));
+        assertThat(KS.unpackProducerEndKey(KS.producerEndKey(S))).isEqualTo(S);
+        assertThat(in(KS.streamRange(S), KS.producerKey(S, 7))).isTrue();
+        assertThat(in(KS.streamRange(S), KS.producerEndKey(S))).isTrue();
+        assertThat(in(KS.producerRange(S), KS.producerKey(S, 7))).isTrue();
+        assertThat(in(KS.producerRange(S), KS.producerEndKey(S))).isFalse();
+        assertThat(in(KS.producerRange(S), KS.producerKey(StreamId.of(10), 7))).isFalse();
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackProducerKey(KS.propsKey(S))).context())
+                .containsEntry("key", "producer");
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> KS.unpackProducerEndKey(KS.producerKey(S, 1))).context())
+                .containsEntry("key", "producer end");
+        assertThatThrownBy(() -> KS.producerKey(S, -1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void rootsOfDifferentClusters_doNotOverlap() {
         NereusKeyspace other = new NereusKeyspace(new Subspace(Tuple.from("nereus", "other")));
         NereusKeyspace mine = new NereusKeyspace(new Subspace(Tuple.from("nereus", "mine")));
