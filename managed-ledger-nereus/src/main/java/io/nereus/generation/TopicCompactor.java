@@ -66,7 +66,7 @@ public final class TopicCompactor implements AutoCloseable {
     }
 
     private final GenerationIndexStore index;
-    private final TargetReader reader;
+    private final ObjectTargetReader reader;
     private final ObjectStore objects;
     private final StreamObjectWriter encoder;
     private final Clock clock;
@@ -80,7 +80,7 @@ public final class TopicCompactor implements AutoCloseable {
      * @param blockBytes      target block size of the objects written
      * @param published       told of each stream whose compacted view changed (the resolver drops its cached records)
      */
-    public TopicCompactor(GenerationIndexStore index, TargetReader reader, ObjectStore objects, int blockBytes,
+    public TopicCompactor(GenerationIndexStore index, ObjectTargetReader reader, ObjectStore objects, int blockBytes,
             Clock clock, Duration maxPublishDelay, Consumer<StreamId> published) {
         this.index = Objects.requireNonNull(index, "index");
         this.reader = Objects.requireNonNull(reader, "reader");
@@ -113,6 +113,11 @@ public final class TopicCompactor implements AutoCloseable {
             return CompletableFuture.completedFuture(List.of());
         }
         return reader.read(record, fromOffset, maxEntries, maxBytes);
+    }
+
+    /** The last entry of the compacted generation {@code record}; empty when it keeps none. Fails as {@link #read}. */
+    public CompletableFuture<Optional<StreamEntry>> last(IndexRecord record) {
+        return reader.last(record);
     }
 
     /**

@@ -256,6 +256,14 @@ public final class StreamObjectReader {
         });
     }
 
+    /** The object's last entry; empty when it holds none (a sparse object). Fetches only the last block. */
+    public CompletableFuture<java.util.Optional<StreamEntry>> last() {
+        if (blocks.length == 0) {
+            return CompletableFuture.completedFuture(java.util.Optional.empty());
+        }
+        return block(blocks.length - 1).thenApply(entries -> java.util.Optional.of(entries.get(entries.size() - 1)));
+    }
+
     /** The entries of block {@code i}, from the cache or fetched and checked. */
     private CompletableFuture<List<StreamEntry>> block(int i) {
         List<StreamEntry> cached = cache.get(name, i);

@@ -7,6 +7,7 @@ import io.nereus.object.ObjectStoreConfig;
 import io.nereus.object.ObjectStores;
 import io.nereus.pulsar.config.NereusConfig;
 import io.nereus.pulsar.ledger.NereusManagedLedgerFactory;
+import io.nereus.pulsar.ledger.OpenLedger;
 import io.nereus.pulsar.ledger.TopicNodes;
 import io.nereus.stream.StreamStorage;
 import io.nereus.wal.WalStats;
@@ -121,6 +122,16 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             closeQuietly();
             throw e;
         }
+    }
+
+    /**
+     * The managed ledger {@code name} if Nereus stores it and has it open on this broker (see
+     * {@link NereusManagedLedgerFactory#openLedger}); empty for a ledger of the {@value #BOOKKEEPER} class or one
+     * routed to the stock factory. The compaction service asks this while the broker loads a topic.
+     */
+    public Optional<OpenLedger> openNereusLedger(String name) {
+        NereusManagedLedgerFactory f = factory;
+        return f == null ? Optional.empty() : f.openLedger(name);
     }
 
     @Override
