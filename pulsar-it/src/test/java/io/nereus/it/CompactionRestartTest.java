@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The compaction horizon across a topic unload and a broker restart: the compacted view a restarted or reloaded
- * topic serves is the one published before, also with the compacted offsets trimmed from the topic, and the next
+ * topic serves is the one published before, also (on Nereus) with the compacted offsets trimmed from the topic, and the next
  * compaction moves on from it. Owns its broker (restarts it).
  */
 class CompactionRestartTest {
@@ -27,20 +27,20 @@ class CompactionRestartTest {
     @Test
     void unloadAndRestart_betweenCompactions_theHorizonNeverGoesBack() throws Exception {
         String topic = "persistent://public/default/compact-restart";
-        try (StandaloneBroker broker = StandaloneBroker.start("CompactionTest-restart", conf -> {
-            conf.setManagedLedgerMaxEntriesPerLedger(10);
-            conf.setManagedLedgerMinLedgerRolloverTimeMinutes(0);
-        })) {
+        try (StandaloneBroker broker = StandaloneBroker.start("CompactionTest-restart")) {
             PulsarClient client = broker.newClient();
             try (Producer<String> p = producer(client, topic, false)) {
                 sendRounds(p, 6, 0, 4);
             }
             compact(broker.newAdmin(), topic);
-            PulsarClient trimmer = client;
-            await().atMost(COMPACTION_WAIT).until(() -> {
-                broker.newAdmin().topics().trimTopic(topic);
-                return readAll(trimmer, topic, false).size() < 24;
-            });
+            if (StorageMode.current() == StorageMode.NEREUS) {
+                // the compacted offsets leave the topic: from now on only the compacted view holds them
+                PulsarClient trimmer = client;
+                await().atMost(COMPACTION_WAIT).until(() -> {
+                    broker.newAdmin().topics().trimTopic(topic);
+                    return readAll(trimmer, topic, false).size() < 24;
+                });
+            }
             broker.newAdmin().topics().unload(topic);
             awaitCompactedViewLoaded(broker.newAdmin(), topic);
             assertThat(byKey(readAll(client, topic, true))).as("after an unload")
