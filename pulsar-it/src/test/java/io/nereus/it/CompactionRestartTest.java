@@ -27,7 +27,8 @@ class CompactionRestartTest {
     @Test
     void unloadAndRestart_betweenCompactions_theHorizonNeverGoesBack() throws Exception {
         String topic = "persistent://public/default/compact-restart";
-        try (StandaloneBroker broker = StandaloneBroker.start("CompactionTest-restart")) {
+        try (StandaloneBroker broker = StandaloneBroker.start("CompactionTest-restart",
+                CompactionTest::segmentsOfTen)) {
             PulsarClient client = broker.newClient();
             try (Producer<String> p = producer(client, topic, false)) {
                 sendRounds(p, 6, 0, 4);
