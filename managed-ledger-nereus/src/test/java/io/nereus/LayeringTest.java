@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
  * classpath): the error model ({@code io.nereus.error}) is the lowest layer and knows no other Nereus package,
  * the core knows neither Pulsar nor FoundationDB, only metadata-fdb touches FoundationDB, the metadata layer
  * knows nothing above it, only the facade imports Pulsar, and the facade's rooms point one way
- * (config ← cursor ← ledger). The Kafka adapter ({@code io.nereus.kafka}) sits on the stream API and the metadata
- * layer only, and is the only user of kafka-clients. A violation fails with the offending class and dependency.
+ * (config ← cursor ← ledger ← compaction). The Kafka adapter ({@code io.nereus.kafka}) sits on the stream API and
+ * the metadata layer only, and is the only user of kafka-clients. A violation fails with the offending class and
+ * dependency.
  */
 class LayeringTest {
     private static final String[] CORE = {"io.nereus.stream..", "io.nereus.wal..", "io.nereus.generation..",
@@ -91,6 +92,10 @@ class LayeringTest {
                 .check(classes);
         noClasses().that().resideInAPackage("io.nereus.pulsar.cursor..").should().dependOnClassesThat()
                 .resideInAPackage("io.nereus.pulsar.ledger..")
+                .check(classes);
+        noClasses().that().resideInAnyPackage("io.nereus.pulsar.config..", "io.nereus.pulsar.cursor..",
+                "io.nereus.pulsar.ledger..").should().dependOnClassesThat()
+                .resideInAPackage("io.nereus.pulsar.compaction..")
                 .check(classes);
     }
 }

@@ -64,6 +64,24 @@ public final class ObjectTargetReader implements TargetReader {
         });
     }
 
+    /** The last entry of {@code record}'s object, empty when it holds none; fails as {@link #read} does. */
+    public CompletableFuture<java.util.Optional<StreamEntry>> last(IndexRecord record) {
+        if (!(record.target() instanceof ObjectTarget t)) {
+            return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_READ_FAILED,
+                    ErrorContext.of("reason", "not an object target", "target", record.target())));
+        }
+        return reader(record, t).thenCompose(StreamObjectReader::last).handle((entry, error) -> {
+            if (error == null) {
+                return entry;
+            }
+            NereusException failure = translate(Failures.unwrap(error), record, t);
+            if (failure.code() != ErrorCode.RETRIABLE_READ_FAILED) {
+                forget(t);
+            }
+            throw new CompletionException(failure);
+        });
+    }
+
     private CompletableFuture<StreamObjectReader> reader(IndexRecord record, ObjectTarget t) {
         CompletableFuture<StreamObjectReader> f;
         boolean mine = false;

@@ -61,9 +61,12 @@ public final class StreamObjectReader {
     private final OffsetRange range;
     private final Block[] blocks;
     private final long[] firstOffsets;
+    /** Version 2: entries carry their offsets, with gaps; {@link #range} is the coverage. */
+    private final boolean sparse;
 
     private StreamObjectReader(String name, RangeSource source, BlockCache cache, StreamId stream, ReadView view,
-            OffsetRange range, Block[] blocks) {
+            OffsetRange range, Block[] blocks, boolean sparse) {
+        this.sparse = sparse;
         this.name = name;
         this.source = source;
         this.cache = cache;
@@ -144,16 +147,18 @@ public final class StreamObjectReader {
         int version = b.get() & 0xFF;
         int viewCode = b.get() & 0xFF;
         b.getShort();
-        if (!Arrays.equals(magic, StreamObjectFormat.MAGIC) || version != StreamObjectFormat.VERSION) {
+        if (!Arrays.equals(magic, StreamObjectFormat.MAGIC)
+                || (version != StreamObjectFormat.VERSION && version != StreamObjectFormat.SPARSE_VERSION)) {
             throw corrupt(name, "unknown stream object format", "version", version);
         }
+        boolean sparse = version == StreamObjectFormat.SPARSE_VERSION;
         StreamId stream = StreamId.of(b.getLong());
         long first = b.getLong();
         long end = b.getLong();
         int entries = b.getInt();
         int blockCount = b.getInt();
         int indexed = (indexLength - StreamObjectFormat.HEADER_BYTES) / StreamObjectFormat.INDEX_ENTRY_BYTES;
-        if (first < 0 || end <= first || entries <= 0 || blockCount != indexed) {
+        if (first < 0 || end <= first || entries < (sparse ? 0 : 1) || blockCount != indexed) {
             throw corrupt(name, "index header", "first", first, "end", end, "entries", entries, "blocks", blockCount);
         }
         ReadView view;
@@ -169,7 +174,7 @@ public final class StreamObjectReader {
         for (int i = 0; i < blockCount; i++) {
             Block k = new Block(b.getLong(), b.getLong(), b.getInt(), b.getInt(), b.getInt());
             if (k.position() != expectedPosition || k.length() <= 0 || k.entries() <= 0 || k.first() <= previousFirst
-                    || k.first() >= end || (i == 0 && k.first() != first)) {
+                    || k.first() >= end || (i == 0 && !sparse && k.first() != first)) {
                 throw corrupt(name, "block index", "block", i);
             }
             expectedPosition += k.length();
@@ -181,7 +186,7 @@ public final class StreamObjectReader {
             throw corrupt(name, "blocks do not fill the object", "blocksEnd", expectedPosition, "indexPosition",
                     indexPosition, "entries", entries, "indexed", entriesSeen);
         }
-        return new StreamObjectReader(name, source, cache, stream, view, new OffsetRange(first, end), blocks);
+        return new StreamObjectReader(name, source, cache, stream, view, new OffsetRange(first, end), blocks, sparse);
     }
 
     private static void checkLength(String name, byte[] got, int expected, String what) {
@@ -198,14 +203,20 @@ public final class StreamObjectReader {
         return view;
     }
 
-    /** The offsets the object holds. */
+    /** The offsets the object holds (dense) or covers (sparse). */
     public OffsetRange range() {
         return range;
     }
 
+    /** True for a sparse object (version 2): entries at their own offsets, with gaps. */
+    public boolean sparse() {
+        return sparse;
+    }
+
     /**
-     * Entries from the one containing {@code offset}: at most {@code maxEntries} and, beyond the first, at most
-     * {@code maxBytes} payload bytes; fewer at the object's end. Fetches only the blocks those entries are in.
+     * Entries from the one containing {@code offset} (in a sparse object: from the first ending after
+     * {@code offset}, so possibly none): at most {@code maxEntries} and, beyond the first, at most {@code maxBytes}
+     * payload bytes; fewer at the object's end. Fetches only the blocks those entries are in.
      */
     public CompletableFuture<List<StreamEntry>> read(long offset, int maxEntries, long maxBytes) {
         if (!range.contains(offset)) {
@@ -216,8 +227,11 @@ public final class StreamObjectReader {
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                     "entries to read must be > 0: " + maxEntries));
         }
+        if (blocks.length == 0) {
+            return CompletableFuture.completedFuture(List.of());
+        }
         int at = Arrays.binarySearch(firstOffsets, offset);
-        int block = at >= 0 ? at : -at - 2;
+        int block = Math.max(0, at >= 0 ? at : -at - 2);
         return readFrom(block, offset, new ArrayList<>(), 0, maxEntries, maxBytes);
     }
 
@@ -240,6 +254,14 @@ public final class StreamObjectReader {
             }
             return readFrom(block + 1, offset, out, taken, maxEntries, maxBytes);
         });
+    }
+
+    /** The object's last entry; empty when it holds none (a sparse object). Fetches only the last block. */
+    public CompletableFuture<java.util.Optional<StreamEntry>> last() {
+        if (blocks.length == 0) {
+            return CompletableFuture.completedFuture(java.util.Optional.empty());
+        }
+        return block(blocks.length - 1).thenApply(entries -> java.util.Optional.of(entries.get(entries.size() - 1)));
     }
 
     /** The entries of block {@code i}, from the cache or fetched and checked. */
@@ -269,8 +291,16 @@ public final class StreamObjectReader {
         List<StreamEntry> entries = new ArrayList<>(k.entries());
         long next = k.first();
         for (int n = 0; n < k.entries(); n++) {
-            if (b.remaining() < StreamObjectFormat.ENTRY_HEADER_BYTES) {
+            if (b.remaining() < (sparse ? StreamObjectFormat.SPARSE_ENTRY_HEADER_BYTES
+                    : StreamObjectFormat.ENTRY_HEADER_BYTES)) {
                 throw corrupt(name, "block truncated", "block", i, "entry", n);
+            }
+            if (sparse) {
+                long at = b.getLong();
+                if (at < next || (n == 0 && at != k.first())) {
+                    throw corrupt(name, "sparse entry offset", "block", i, "entry", n, "offset", at, "min", next);
+                }
+                next = at;
             }
             int records = b.getInt();
             int length = b.getInt();
@@ -282,7 +312,7 @@ public final class StreamObjectReader {
             entries.add(new StreamEntry(new OffsetRange(next, next + records), payload));
             next += records;
         }
-        if (b.hasRemaining() || next != end) {
+        if (b.hasRemaining() || (sparse ? next > end : next != end)) {
             throw corrupt(name, "block does not end where the next begins", "block", i, "end", next,
                     "expected", end);
         }

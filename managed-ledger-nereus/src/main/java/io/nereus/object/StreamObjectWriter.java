@@ -12,7 +12,8 @@ import java.util.Objects;
 import java.util.zip.CRC32C;
 
 /**
- * Encodes one consecutive range of one stream as a stream object ({@link StreamObjectFormat}). Entries are
+ * Encodes one range of one stream as a stream object ({@link StreamObjectFormat}): dense (consecutive entries) or
+ * sparse (entries at their own offsets inside an explicit coverage, the compacted view). Entries are
  * grouped into blocks of at most {@code blockTargetBytes} stored bytes (entry headers included), except that a
  * block holds at least one entry, so one large entry makes one large block. Stateless: safe from any thread.
  */
@@ -27,7 +28,7 @@ public final class StreamObjectWriter {
     }
 
     /**
-     * The object holding {@code entries}, which must be consecutive (each starts where the previous ended) and
+     * The dense object holding {@code entries}, which must be consecutive (each starts where the previous ended) and
      * not empty.
      *
      * @throws IllegalArgumentException naming the first entry that breaks the range, or an object over 2 GiB
@@ -40,21 +41,56 @@ public final class StreamObjectWriter {
         }
         long first = entries.get(0).range().start();
         long expected = first;
-        long size = StreamObjectFormat.HEADER_BYTES;
-        List<int[]> blocks = new ArrayList<>(); // {first entry index, entry count}
-        int blockStart = 0;
-        long blockBytes = 0;
         for (int i = 0; i < entries.size(); i++) {
             StreamEntry e = entries.get(i);
             if (e.range().start() != expected) {
                 throw new IllegalArgumentException("stream object entries must be consecutive: entry " + i
                         + " starts at " + e.range().start() + ", expected " + expected);
             }
+            expected = e.range().end();
+        }
+        return write(stream, view, new OffsetRange(first, expected), entries, false);
+    }
+
+    /**
+     * The sparse object ({@link StreamObjectFormat} version 2) of {@code coverage}, holding {@code entries} at their
+     * own offsets: in increasing order, not overlapping, inside {@code coverage}, possibly none.
+     *
+     * @throws IllegalArgumentException naming the first entry out of order or outside the coverage, an empty
+     *                                  coverage, or an object over 2 GiB
+     */
+    public Encoded encodeSparse(StreamId stream, ReadView view, OffsetRange coverage, List<StreamEntry> entries) {
+        Objects.requireNonNull(stream, "stream");
+        Objects.requireNonNull(view, "view");
+        Objects.requireNonNull(coverage, "coverage");
+        if (coverage.isEmpty()) {
+            throw new IllegalArgumentException("a sparse stream object needs a non-empty coverage");
+        }
+        long next = coverage.start();
+        for (int i = 0; i < entries.size(); i++) {
+            StreamEntry e = entries.get(i);
+            if (e.range().start() < next || e.range().end() > coverage.end()) {
+                throw new IllegalArgumentException("sparse stream object entry " + i + " " + e.range()
+                        + " is out of order or outside the coverage " + coverage);
+            }
+            next = e.range().end();
+        }
+        return write(stream, view, coverage, entries, true);
+    }
+
+    private Encoded write(StreamId stream, ReadView view, OffsetRange range, List<StreamEntry> entries,
+            boolean sparse) {
+        int entryHeader = sparse ? StreamObjectFormat.SPARSE_ENTRY_HEADER_BYTES : StreamObjectFormat.ENTRY_HEADER_BYTES;
+        long size = StreamObjectFormat.HEADER_BYTES;
+        List<int[]> blocks = new ArrayList<>(); // {first entry index, entry count}
+        int blockStart = 0;
+        long blockBytes = 0;
+        for (int i = 0; i < entries.size(); i++) {
+            StreamEntry e = entries.get(i);
             if (e.range().length() > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("entry " + i + " covers more than 2^31-1 offsets");
             }
-            expected = e.range().end();
-            int stored = StreamObjectFormat.ENTRY_HEADER_BYTES + e.payload().length;
+            int stored = entryHeader + e.payload().length;
             if (i > blockStart && blockBytes + stored > blockTargetBytes) {
                 blocks.add(new int[] {blockStart, i - blockStart});
                 blockStart = i;
@@ -63,16 +99,18 @@ public final class StreamObjectWriter {
             blockBytes += stored;
             size += stored;
         }
-        blocks.add(new int[] {blockStart, entries.size() - blockStart});
+        if (!entries.isEmpty()) {
+            blocks.add(new int[] {blockStart, entries.size() - blockStart});
+        }
         long indexLength = StreamObjectFormat.HEADER_BYTES
                 + (long) blocks.size() * StreamObjectFormat.INDEX_ENTRY_BYTES;
         size += indexLength + StreamObjectFormat.FOOTER_BYTES;
         if (size > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("stream object would be " + size + " bytes, more than 2^31-1");
         }
-        OffsetRange range = new OffsetRange(first, expected);
         ByteBuffer b = ByteBuffer.allocate((int) size);
-        byte[] header = header(stream, view, range, entries.size(), blocks.size());
+        byte[] header = header(sparse ? StreamObjectFormat.SPARSE_VERSION : StreamObjectFormat.VERSION, stream, view,
+                range, entries.size(), blocks.size());
         b.put(header);
         ByteBuffer index = ByteBuffer.allocate((int) indexLength);
         index.put(header);
@@ -81,6 +119,9 @@ public final class StreamObjectWriter {
             long blockFirst = entries.get(block[0]).range().start();
             for (int i = block[0]; i < block[0] + block[1]; i++) {
                 StreamEntry e = entries.get(i);
+                if (sparse) {
+                    b.putLong(e.range().start());
+                }
                 b.putInt((int) e.range().length()).putInt(e.payload().length).put(e.payload());
             }
             int length = b.position() - position;
@@ -97,9 +138,10 @@ public final class StreamObjectWriter {
         return new Encoded(b.array(), range, Checksum.crc32c(indexCrc.getValue()), entries.size(), blocks.size());
     }
 
-    private static byte[] header(StreamId stream, ReadView view, OffsetRange range, int entries, int blocks) {
+    private static byte[] header(int version, StreamId stream, ReadView view, OffsetRange range, int entries,
+            int blocks) {
         ByteBuffer h = ByteBuffer.allocate(StreamObjectFormat.HEADER_BYTES);
-        h.put(StreamObjectFormat.MAGIC).put((byte) StreamObjectFormat.VERSION).put((byte) view.code())
+        h.put(StreamObjectFormat.MAGIC).put((byte) version).put((byte) view.code())
                 .putShort((short) 0)
                 .putLong(stream.value()).putLong(range.start()).putLong(range.end()).putInt(entries).putInt(blocks);
         return h.array();
@@ -109,7 +151,7 @@ public final class StreamObjectWriter {
      * An encoded stream object.
      *
      * @param bytes    the whole object, to be stored as is
-     * @param range    the offsets it holds
+     * @param range    the offsets it holds (dense) or covers (sparse)
      * @param checksum its index CRC-32C, which the publishing index record stores and every read checks
      * @param entries  entries held
      * @param blocks   blocks written

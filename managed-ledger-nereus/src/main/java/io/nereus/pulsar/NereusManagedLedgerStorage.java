@@ -8,6 +8,7 @@ import io.nereus.object.ObjectStores;
 import io.nereus.pulsar.config.NereusConfig;
 import io.nereus.pulsar.config.UnsupportedBrokerSettings;
 import io.nereus.pulsar.ledger.NereusManagedLedgerFactory;
+import io.nereus.pulsar.ledger.OpenLedger;
 import io.nereus.pulsar.ledger.TopicNodes;
 import io.nereus.stream.StreamStorage;
 import io.nereus.wal.WalLedgerCheck;
@@ -132,6 +133,16 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             closeQuietly();
             throw e;
         }
+    }
+
+    /**
+     * The managed ledger {@code name} if Nereus stores it and has it open on this broker (see
+     * {@link NereusManagedLedgerFactory#openLedger}); empty for a ledger of the {@value #BOOKKEEPER} class or one
+     * routed to the stock factory. The compaction service asks this while the broker loads a topic.
+     */
+    public Optional<OpenLedger> openNereusLedger(String name) {
+        NereusManagedLedgerFactory f = factory;
+        return f == null ? Optional.empty() : f.openLedger(name);
     }
 
     @Override

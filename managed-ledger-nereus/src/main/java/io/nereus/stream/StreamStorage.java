@@ -2,20 +2,24 @@ package io.nereus.stream;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
-import io.nereus.generation.GenerationResolver;
-import io.nereus.generation.GenerationZeroRepair;
 import io.nereus.generation.Collector;
 import io.nereus.generation.CollectorStats;
+import io.nereus.generation.CompactionPolicy;
+import io.nereus.generation.CompactionResult;
+import io.nereus.generation.GenerationResolver;
+import io.nereus.generation.GenerationZeroRepair;
 import io.nereus.generation.Materializer;
 import io.nereus.generation.MaterializerStats;
 import io.nereus.generation.ObjectCoverage;
 import io.nereus.generation.ObjectTargetReader;
 import io.nereus.generation.ResolverStats;
 import io.nereus.generation.TargetReaders;
+import io.nereus.generation.TopicCompactor;
 import io.nereus.generation.WalEvidenceRepair;
 import io.nereus.generation.WalTargetReader;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamId;
 import io.nereus.object.BlockCache;
 import io.nereus.object.ObjectStore;
@@ -55,6 +59,7 @@ public final class StreamStorage implements AutoCloseable {
     private final ObjectTargetReader objectReader;
     private final Materializer materializer;
     private final Collector collector;
+    private final TopicCompactor compactor;
     private final Map<String, CompletableFuture<NereusStream>> streams = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -84,6 +89,8 @@ public final class StreamStorage implements AutoCloseable {
         this.collector = new Collector(config.collector(), metadata.slices(), metadata.collection(),
                 metadata.catalog(), bk, reader, objects, writerId, clock);
         this.collector.start();
+        this.compactor = new TopicCompactor(metadata.index(), objectReader, objects, config.materializer().blockBytes(),
+                clock, config.collector().maxPublishDelay(), resolver::invalidate);
     }
 
     /** Stream objects kept open (footer and index read) for readers. */
@@ -186,6 +193,24 @@ public final class StreamStorage implements AutoCloseable {
         return collector.stats();
     }
 
+    /**
+     * Compacts {@code stream} up to its committed end now into a new {@link ReadView#TOPIC_COMPACTED} generation (see
+     * {@link TopicCompactor}), reading its committed entries through the stream's own read path.
+     */
+    public CompletableFuture<CompactionResult> compact(NereusStream stream, CompactionPolicy policy) {
+        if (closed) {
+            return CompletableFuture.failedFuture(new NereusException(ErrorCode.CLOSED, Map.of()));
+        }
+        return stream.head().thenCompose(head -> compactor.compact(stream.id(), head,
+                (from, n, bytes) -> stream.read(ReadView.COMMITTED, from, n, bytes, BoundaryMode.EXACT_START)
+                        .thenApply(ReadResult::entries), policy));
+    }
+
+    /** The compactor of this instance: the published compacted generations and their reads. */
+    public TopicCompactor compactor() {
+        return compactor;
+    }
+
     /** The materializer of this instance (tests in its package set hooks on it). */
     public Materializer materializer() {
         return materializer;
@@ -275,6 +300,7 @@ public final class StreamStorage implements AutoCloseable {
         closed = true;
         collector.close();
         materializer.close();
+        compactor.close();
         CompletableFuture<Void> writerDone = writer.closeAsync();
         reader.close();
         return writerDone.whenComplete((ignored, error) -> scheduler.shutdownNow());

@@ -247,4 +247,74 @@ class StreamObjectFormatTest {
         cache.put("c", 0, e, 301); // larger than the cache: not kept
         assertThat(cache.get("c", 0)).isNull();
     }
+
+    /** Every other entry of {@link #entries}, so that the rest keep their offsets with gaps between them. */
+    private static List<StreamEntry> sparseEntries(int n, int maxPayload, long seed) {
+        List<StreamEntry> all = entries(2 * n, maxPayload, seed);
+        List<StreamEntry> out = new ArrayList<>();
+        for (int i = 1; i < all.size(); i += 2) {
+            out.add(all.get(i));
+        }
+        return out;
+    }
+
+    @Test
+    void sparse_roundTripsEntriesAtTheirOffsets_andReadsFromAGap() {
+        List<StreamEntry> kept = sparseEntries(200, 300, 7);
+        OffsetRange coverage = new OffsetRange(0, kept.get(kept.size() - 1).range().end() + 5);
+        StreamObjectWriter.Encoded enc = new StreamObjectWriter(1024).encodeSparse(STREAM, ReadView.TOPIC_COMPACTED,
+                coverage, kept);
+        assertThat(enc.range()).isEqualTo(coverage);
+        assertThat(enc.blocks()).isGreaterThan(1);
+        StreamObjectReader r = open(new Stored(enc.bytes()), enc.checksum(), new BlockCache(1 << 20));
+        assertThat(r.sparse()).isTrue();
+        assertThat(r.range()).isEqualTo(coverage);
+        assertThat(r.view()).isEqualTo(ReadView.TOPIC_COMPACTED);
+        List<StreamEntry> all = await(r.read(0, Integer.MAX_VALUE, Long.MAX_VALUE));
+        assertThat(all).hasSize(kept.size());
+        for (int i = 0; i < kept.size(); i++) {
+            assertThat(all.get(i).range()).isEqualTo(kept.get(i).range());
+            assertThat(all.get(i).payload()).isEqualTo(kept.get(i).payload());
+        }
+        // an offset in the gap before entry 10 reads from entry 10 on
+        long gap = kept.get(10).range().start() - 1;
+        assertThat(kept.get(9).range().end()).isLessThanOrEqualTo(gap);
+        assertThat(await(r.read(gap, 3, Long.MAX_VALUE))).extracting(StreamEntry::range)
+                .containsExactly(kept.get(10).range(), kept.get(11).range(), kept.get(12).range());
+        assertThat(await(r.read(coverage.end() - 1, 10, Long.MAX_VALUE))).as("after the last entry").isEmpty();
+    }
+
+    @Test
+    void sparse_withoutEntries_coversItsRangeAndReadsNothing() {
+        StreamObjectWriter.Encoded enc = new StreamObjectWriter(1024).encodeSparse(STREAM, ReadView.TOPIC_COMPACTED,
+                new OffsetRange(0, 50), List.of());
+        StreamObjectReader r = open(new Stored(enc.bytes()), enc.checksum(), new BlockCache(0));
+        assertThat(r.range()).isEqualTo(new OffsetRange(0, 50));
+        assertThat(await(r.read(10, 10, Long.MAX_VALUE))).isEmpty();
+    }
+
+    @Test
+    void sparse_refusesEntriesOutOfOrderOrOutsideTheCoverage() {
+        StreamObjectWriter w = new StreamObjectWriter(1024);
+        StreamEntry a = new StreamEntry(new OffsetRange(5, 6), new byte[] {1});
+        StreamEntry b = new StreamEntry(new OffsetRange(3, 4), new byte[] {2});
+        assertThatThrownBy(() -> w.encodeSparse(STREAM, ReadView.TOPIC_COMPACTED, new OffsetRange(0, 10),
+                List.of(a, b))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> w.encodeSparse(STREAM, ReadView.TOPIC_COMPACTED, new OffsetRange(0, 5),
+                List.of(a))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void sparse_corruptEntryOffset_isCorruptData() {
+        List<StreamEntry> kept = List.of(new StreamEntry(new OffsetRange(3, 4), new byte[] {1}),
+                new StreamEntry(new OffsetRange(8, 9), new byte[] {2}));
+        StreamObjectWriter.Encoded enc = new StreamObjectWriter(1024).encodeSparse(STREAM, ReadView.TOPIC_COMPACTED,
+                new OffsetRange(0, 10), kept);
+        byte[] bytes = enc.bytes().clone();
+        // the second entry's offset (after header 40, entry one 16 + 1) rewritten to 2, before the first's end
+        java.nio.ByteBuffer.wrap(bytes).putLong(40 + 17, 2);
+        // the block CRC no longer matches: a reader refuses the block before looking at offsets
+        StreamObjectReader r = open(new Stored(bytes), enc.checksum(), new BlockCache(0));
+        assertCorrupt(() -> await(r.read(0, 10, Long.MAX_VALUE)), "block CRC-32C mismatch");
+    }
 }

@@ -219,6 +219,57 @@ public final class GenerationIndexStore {
     }
 
 
+    // ---- the compacted view ----
+
+    /**
+     * The readable {@link ReadView#TOPIC_COMPACTED} generation of {@code stream}, whose range {@code [0, horizon)} is
+     * the compaction horizon; empty when the stream was never compacted. One short range read (the lookup space holds
+     * one compacted generation: a publication retires the one before).
+     */
+    public CompletableFuture<Optional<IndexRecord>> compactedRecord(StreamId stream) {
+        return guard(() -> tx.read(tr -> tr.getRange(ks.indexViewRange(stream, ReadView.TOPIC_COMPACTED)).asList()
+                .thenApply(kvs -> CompactionOutcome.readable(records.index(kvs)))));
+    }
+
+    /**
+     * Publishes a compacted generation and with it the horizon, in one transaction (see
+     * {@link CompactionOutcome#decide}): the record covering {@code [0, horizon)}, the next TOPIC_COMPACTED
+     * generation id, and the earlier compacted records moved to RETIRED (their objects become garbage). Conditional on
+     * the compacted view being the one the compaction read ({@link CompactionRequest#previous}, read here with a
+     * conflict, so of two racing compactions one commits and the other is refused) and on the horizon moving
+     * forward: the horizon never moves backwards. The head is read as a snapshot, as {@link #publish} does: its
+     * committed end only grows. Idempotent for a retry after an unknown result.
+     *
+     * @return a future failing with {@link NereusException} NOT_FOUND when the stream has no head
+     */
+    public CompletableFuture<CompactionOutcome> publishCompaction(CompactionRequest request) {
+        return guard(() -> {
+            Objects.requireNonNull(request, "request");
+            StreamId stream = request.stream();
+            return tx.run(tr -> {
+                CompletableFuture<Optional<StreamHead>> head = records.head(tr.snapshot(), stream);
+                CompletableFuture<byte[]> genSeq = tr.get(ks.genSeqKey(stream, ReadView.TOPIC_COMPACTED));
+                CompletableFuture<List<KeyValue>> compacted =
+                        tr.getRange(ks.indexViewRange(stream, ReadView.TOPIC_COMPACTED)).asList();
+                return CompletableFuture.allOf(head, genSeq, compacted).thenApply(ignored -> {
+                    StreamHead h = head.join().orElseThrow(() -> StoredRecords.unknownStream(stream));
+                    Optional<GenerationId> seq = Optional.ofNullable(genSeq.join())
+                            .map(GenerationSeqCodec.INSTANCE::decode);
+                    CompactionOutcome o = CompactionOutcome.decide(h, seq, records.index(compacted.join()), request);
+                    if (o instanceof CompactionOutcome.Publish p) {
+                        for (IndexRecord r : p.retire()) {
+                            records.moveToRetired(tr, r);
+                        }
+                        tr.set(ks.indexKey(IndexKey.of(p.record())), IndexRecordCodec.INSTANCE.encode(p.record()));
+                        tr.set(ks.genSeqKey(stream, ReadView.TOPIC_COMPACTED),
+                                GenerationSeqCodec.INSTANCE.encode(p.nextGeneration()));
+                    }
+                    return o;
+                });
+            });
+        });
+    }
+
     /**
      * Marks a record QUARANTINED (evidence showed its target unusable): it stays where it is (the lookup or the
      * FALLBACK space) and serves no reads. Returns the record as stored afterwards, or empty when it is in neither.

@@ -7,9 +7,12 @@ import java.util.Objects;
 /**
  * The answer to "which records may serve offset {@code o} of a stream in a view", decided from the head
  * and the records of the covering scan ({@link NereusKeyspace#indexCoveringRange}), both read from one
- * snapshot. The head decides visibility first: an offset below the trim point is {@link Trimmed}, one at or
- * after {@code committedEnd} is {@link NotYetCommitted}, whatever the index holds, so a higher generation
- * never makes an offset visible beyond the head.
+ * snapshot. The head decides visibility first: in {@link ReadView#COMMITTED} an offset below the trim point is
+ * {@link Trimmed}; in every view one at or after {@code committedEnd} is {@link NotYetCommitted}, whatever the
+ * index holds, so a higher generation never makes an offset visible beyond the head. The trim point does not
+ * apply to {@link ReadView#TOPIC_COMPACTED}: the compacted projection outlives the trimming of the committed
+ * offsets it was made from (Pulsar keeps compacted data whatever the retention), and its coverage is its record's
+ * range.
  */
 public sealed interface IndexLookup {
 
@@ -52,7 +55,7 @@ public sealed interface IndexLookup {
         Objects.requireNonNull(head, "head");
         Objects.requireNonNull(view, "view");
         Objects.requireNonNull(scanned, "scanned");
-        if (offset < head.trimOffset()) {
+        if (view == ReadView.COMMITTED && offset < head.trimOffset()) {
             return new Trimmed(head.trimOffset());
         }
         if (offset >= head.committedEnd()) {

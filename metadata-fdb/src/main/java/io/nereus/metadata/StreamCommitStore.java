@@ -260,9 +260,10 @@ public final class StreamCommitStore {
     // ---- trim ----
 
     /**
-     * Advances the trim offset to {@code trimOffset} (never lowers it) and moves every record lying wholly
-     * below it, in every view and in the lookup and FALLBACK spaces, to RETIRED so its target is listed for garbage
-     * collection. The head moves in the first transaction, so readers see the offsets trimmed at once; records move
+     * Advances the trim offset to {@code trimOffset} (never lowers it) and moves every {@link ReadView#COMMITTED}
+     * record lying wholly below it, in the lookup and FALLBACK spaces, to RETIRED so its target is listed for garbage
+     * collection; {@link ReadView#TOPIC_COMPACTED} records stay, since the compacted view outlives the trimming of
+     * the offsets it was made from. The head moves in the first transaction, so readers see the offsets trimmed at once; records move
      * in bounded batches. Conditional on {@code writerEpoch}, like {@link #seal}: every transaction of the series
      * reads the head and refuses when it holds another epoch, so a writer that was fenced moves nothing. A writer
      * fenced between two transactions of one trim stops there: the head it moved stays moved (it held the stream
@@ -295,11 +296,11 @@ public final class StreamCommitStore {
             last.set(next);
             List<CompletableFuture<List<KeyValue>>> scans = new ArrayList<>();
             List<CompletableFuture<List<KeyValue>>> fallbackScans = new ArrayList<>();
-            for (ReadView view : ReadView.values()) {
-                scans.add(tr.getRange(ks.indexBelowRange(stream, view, next.trimOffset()), TRIM_BATCH).asList());
-                fallbackScans.add(tr.getRange(ks.fallbackBelowRange(stream, view, next.trimOffset()), TRIM_BATCH)
-                        .asList());
-            }
+            // TOPIC_COMPACTED records stay: the compacted view survives the trimming of the offsets it was made from
+            ReadView view = ReadView.COMMITTED;
+            scans.add(tr.getRange(ks.indexBelowRange(stream, view, next.trimOffset()), TRIM_BATCH).asList());
+            fallbackScans.add(tr.getRange(ks.fallbackBelowRange(stream, view, next.trimOffset()), TRIM_BATCH)
+                    .asList());
             List<CompletableFuture<?>> all = new ArrayList<>(scans);
             all.addAll(fallbackScans);
             return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {

@@ -53,6 +53,9 @@ public final class StandaloneBroker implements AutoCloseable {
     /** System property naming the work directory; it must equal the JVM's working directory. */
     public static final String WORK_DIR_PROPERTY = "nereus.it.workDir";
 
+    /** As conf/nereus.conf sets it: Nereus topics compact into their TOPIC_COMPACTED view. */
+    static final String NEREUS_COMPACTION_FACTORY = "io.nereus.pulsar.compaction.NereusCompactionServiceFactory";
+
     /** Broker setting read by the Nereus plugin: where its embedded FoundationDB keeps durable metadata. */
     public static final String NEREUS_FDB_DIR_KEY = "nereusEmbeddedFdbDir";
 
@@ -357,6 +360,7 @@ public final class StandaloneBroker implements AutoCloseable {
         conf.setBrokerShutdownTimeoutMs(20_000);
         conf.setManagedLedgerStorageClassName(storage.storageClassName());
         if (storage == StorageMode.NEREUS) {
+            conf.setCompactionServiceFactoryClassName(NEREUS_COMPACTION_FACTORY);
             conf.getProperties().setProperty(NEREUS_FDB_DIR_KEY, nereusMetadataDir.toString());
             conf.getProperties().setProperty(NEREUS_OBJECTS_DIR_KEY, objectStoreDir.toString());
         }

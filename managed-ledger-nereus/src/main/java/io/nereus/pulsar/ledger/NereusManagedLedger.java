@@ -170,6 +170,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         return ledgerId;
     }
 
+    /** The stream this ledger stores. */
+    NereusStream stream() {
+        return stream;
+    }
+
     @Override
     public StreamId streamId() {
         return stream.id();

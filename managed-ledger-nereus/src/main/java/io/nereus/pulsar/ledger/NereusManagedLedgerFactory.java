@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -171,6 +172,19 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
             });
             return f;
         }
+    }
+
+    /**
+     * The ledger {@code name} if this factory has it open now (a topic being loaded has its ledger open), as a
+     * {@link OpenLedger}; empty when it is not open here (stored elsewhere, or not opened yet).
+     */
+    public Optional<OpenLedger> openLedger(String name) {
+        CompletableFuture<NereusManagedLedger> f = ledgers.get(name);
+        if (f == null || !f.isDone() || f.isCompletedExceptionally()) {
+            return Optional.empty();
+        }
+        NereusManagedLedger ml = f.join();
+        return Optional.of(new OpenLedger(ml.getName(), ml.ledgerId(), ml.stream(), streams));
     }
 
     /** A ledger closed or was deleted: forget it, so the next open starts afresh. */

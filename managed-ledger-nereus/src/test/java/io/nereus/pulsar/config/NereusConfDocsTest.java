@@ -23,6 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class NereusConfDocsTest {
     private static final String STORAGE_CLASS_LINE =
             "managedLedgerStorageClassName=io.nereus.pulsar.NereusManagedLedgerStorage";
+    private static final String COMPACTION_LINE =
+            "compactionServiceFactoryClassName=io.nereus.pulsar.compaction.NereusCompactionServiceFactory";
     private static final Pattern TYPE_LINE =
             Pattern.compile("Type: (.+?)\\. Default: (.+?)\\. Allowed: (.+)\\.");
     private static final Pattern README_ROW = Pattern.compile("^\\| `(nereus\\w*)` \\| (.*) \\| (.*) \\|$");
@@ -105,8 +107,8 @@ class NereusConfDocsTest {
     }
 
     @Test
-    void nereusConf_selectsTheNereusStorageAndSetsNoOtherBrokerKey() {
-        assertThat(otherConfLines).containsExactly(STORAGE_CLASS_LINE);
+    void nereusConf_selectsTheNereusStorageAndCompactionAndSetsNoOtherBrokerKey() {
+        assertThat(otherConfLines).containsExactly(STORAGE_CLASS_LINE, COMPACTION_LINE);
     }
 
     @Test

@@ -83,7 +83,10 @@ class ValueCodecsTest {
 
     @Test
     void indexRecord_roundTripsBothTargets() {
-        for (IndexRecord rec : new IndexRecord[] {walRecord(), objectRecord()}) {
+        IndexRecord emptyCompacted = new IndexRecord(S, ReadView.TOPIC_COMPACTED, OffsetRange.of(0, 7),
+                GenerationId.of(1), IndexRecordState.COMMITTED, new ObjectTarget("streams/42/2/0-7-a", 0, 104, 104,
+                "v"), Checksum.crc32c(0x77), 0, 0, 0);
+        for (IndexRecord rec : new IndexRecord[] {walRecord(), objectRecord(), emptyCompacted}) {
             IndexKey key = IndexKey.of(rec);
             byte[] bytes = IndexRecordCodec.INSTANCE.encode(rec);
             assertThat(bytes[0]).isEqualTo((byte) 1);

@@ -1,0 +1,306 @@
+package io.nereus.generation;
+
+import io.nereus.error.ErrorCode;
+import io.nereus.error.ErrorContext;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
+import io.nereus.metadata.CompactionOutcome;
+import io.nereus.metadata.CompactionRequest;
+import io.nereus.metadata.GenerationIndexStore;
+import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.ObjectTarget;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.PublicationRequest;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamId;
+import io.nereus.object.BlockCache;
+import io.nereus.object.ObjectContent;
+import io.nereus.object.ObjectName;
+import io.nereus.object.ObjectStore;
+import io.nereus.object.StoredObject;
+import io.nereus.object.StreamObjectReader;
+import io.nereus.object.StreamObjectWriter;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Topic compaction as the {@link ReadView#TOPIC_COMPACTED} view of a stream: reads the previous compacted generation
+ * and the committed offsets from its horizon to the committed end, twice (phase one finds the latest record of each
+ * key, phase two keeps it, as the {@link CompactionPolicy} decides), writes what is kept as a sparse stream object
+ * whose coverage is {@code [0, new horizon)} with every entry at its original offset, reads it back, and publishes
+ * it with the horizon in one conditional transaction ({@link GenerationIndexStore#publishCompaction}).
+ *
+ * <p>Memory: the {@link KeyTable} (one entry per live key) and the kept entries, never the topic: both phases read
+ * in bounded chunks. The horizon never moves backwards: the index refuses a publication that would not move it
+ * forward or that was made from another compacted generation than the current one.
+ *
+ * <p>Threads: the policy runs on the compactor's own thread; the methods may be called from any thread and never
+ * block. A compaction that fails leaves the current generation as it was; an object it wrote and did not publish
+ * is garbage for the collector. The compactor never publishes an object later than {@code maxPublishDelay} after
+ * writing it (the collector may delete unreferenced objects older than twice that).
+ */
+public final class TopicCompactor implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(TopicCompactor.class);
+    /** Entries asked of one read. */
+    static final int READ_ENTRIES = 1000;
+    /** Payload bytes asked of one read (beyond its first entry). */
+    static final long READ_BYTES = 8L << 20;
+
+    /** Reads committed entries of the stream from an offset: at most so many entries and, beyond the first, bytes. */
+    @FunctionalInterface
+    public interface CommittedReader {
+        CompletableFuture<List<StreamEntry>> read(long fromOffset, int maxEntries, long maxBytes);
+    }
+
+    private final GenerationIndexStore index;
+    private final ObjectTargetReader reader;
+    private final ObjectStore objects;
+    private final StreamObjectWriter encoder;
+    private final Clock clock;
+    private final Duration maxPublishDelay;
+    private final Consumer<StreamId> published;
+    private final ExecutorService exec;
+
+    /**
+     * @param reader          reads stream objects (the previous compacted generation, read-back verification uses the
+     *                        object store directly)
+     * @param blockBytes      target block size of the objects written
+     * @param published       told of each stream whose compacted view changed (the resolver drops its cached records)
+     */
+    public TopicCompactor(GenerationIndexStore index, ObjectTargetReader reader, ObjectStore objects, int blockBytes,
+            Clock clock, Duration maxPublishDelay, Consumer<StreamId> published) {
+        this.index = Objects.requireNonNull(index, "index");
+        this.reader = Objects.requireNonNull(reader, "reader");
+        this.objects = Objects.requireNonNull(objects, "objects");
+        this.encoder = new StreamObjectWriter(blockBytes);
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.maxPublishDelay = Objects.requireNonNull(maxPublishDelay, "maxPublishDelay");
+        this.published = Objects.requireNonNull(published, "published");
+        this.exec = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "nereus-compactor");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** The published compacted generation of {@code stream}; its range end is the horizon. Empty: never compacted. */
+    public CompletableFuture<Optional<IndexRecord>> compactedRecord(StreamId stream) {
+        return index.compactedRecord(stream);
+    }
+
+    /**
+     * Entries of the compacted generation {@code record} from the first one ending after {@code fromOffset}: at most
+     * {@code maxEntries} and, beyond the first, {@code maxBytes} payload bytes; none past its last entry. Fails as a
+     * {@link TargetReader} does (TARGET_MISSING once a newer generation replaced this one and its object was
+     * collected: read the current record again).
+     */
+    public CompletableFuture<List<StreamEntry>> read(IndexRecord record, long fromOffset, int maxEntries,
+            long maxBytes) {
+        if (record.view() != ReadView.TOPIC_COMPACTED || !record.range().contains(fromOffset)) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        return reader.read(record, fromOffset, maxEntries, maxBytes);
+    }
+
+    /** The last entry of the compacted generation {@code record}; empty when it keeps none. Fails as {@link #read}. */
+    public CompletableFuture<Optional<StreamEntry>> last(IndexRecord record) {
+        return reader.last(record);
+    }
+
+    /**
+     * Compacts {@code stream} up to {@code head}'s committed end: the new horizon. Committed offsets between the
+     * previous horizon and the trim point of {@code head} were trimmed before any compaction saw them and are not in
+     * the result (Pulsar's compactor cannot read them either).
+     *
+     * @param committed reads the stream's committed entries
+     */
+    public CompletableFuture<CompactionResult> compact(StreamId stream, StreamHead head, CommittedReader committed,
+            CompactionPolicy policy) {
+        try {
+            Objects.requireNonNull(stream, "stream");
+            Objects.requireNonNull(head, "head");
+            Objects.requireNonNull(committed, "committed");
+            Objects.requireNonNull(policy, "policy");
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return index.compactedRecord(stream).thenComposeAsync(previous -> {
+            long from = previous.map(IndexRecord::endOffset).orElse(0L);
+            long end = head.committedEnd();
+            if (end <= from) {
+                return CompletableFuture.completedFuture(new CompactionResult.UpToDate(previous));
+            }
+            long committedFrom = Math.max(from, head.trimOffset());
+            if (committedFrom > from) {
+                LOG.warn("offsets trimmed before a compaction read them are not in the compacted view: stream={}"
+                        + " horizon={} trimOffset={}", stream, from, head.trimOffset());
+            }
+            return new Run(stream, previous, committedFrom, end, committed, policy).run();
+        }, exec);
+    }
+
+    /** One compaction; confined to {@link #exec}. */
+    private final class Run {
+        final StreamId stream;
+        final Optional<IndexRecord> previous;
+        final long committedFrom;
+        final long end;
+        final CommittedReader committed;
+        final CompactionPolicy policy;
+        final KeyTable keys = new KeyTable();
+        final List<StreamEntry> kept = new ArrayList<>();
+        long keptBytes;
+        long entriesRead;
+        final long started = clock.millis();
+
+        Run(StreamId stream, Optional<IndexRecord> previous, long committedFrom, long end, CommittedReader committed,
+                CompactionPolicy policy) {
+            this.stream = stream;
+            this.previous = previous;
+            this.committedFrom = committedFrom;
+            this.end = end;
+            this.committed = committed;
+            this.policy = policy;
+        }
+
+        CompletableFuture<CompactionResult> run() {
+            return pass(e -> {
+                entriesRead++;
+                policy.scan(e, keys);
+            }).thenCompose(ignored -> pass(e -> policy.retain(e, keys).ifPresent(p -> {
+                kept.add(new StreamEntry(e.range(), p));
+                keptBytes += p.length;
+            }))).thenCompose(ignored -> writeAndPublish());
+        }
+
+        /** Every entry of the previous generation, then every committed one up to {@link #end}, in offset order. */
+        CompletableFuture<Void> pass(Consumer<StreamEntry> each) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            if (previous.isPresent()) {
+                IndexRecord p = previous.get();
+                step((o, n, b) -> reader.read(p, o, n, b), 0, p.endOffset(), true, each, () ->
+                        step(committed, committedFrom, end, false, each, () -> done.complete(null), done), done);
+            } else {
+                step(committed, committedFrom, end, false, each, () -> done.complete(null), done);
+            }
+            return done;
+        }
+
+        /** Reads [{@code from}, {@code to}) chunk by chunk on {@link #exec}, then runs {@code then}. */
+        private void step(CommittedReader source, long from, long to, boolean sparse, Consumer<StreamEntry> each,
+                Runnable then, CompletableFuture<Void> failed) {
+            if (from >= to) {
+                then.run();
+                return;
+            }
+            source.read(from, READ_ENTRIES, READ_BYTES).whenCompleteAsync((entries, error) -> {
+                if (error != null) {
+                    failed.completeExceptionally(Failures.unwrap(error));
+                    return;
+                }
+                try {
+                    long next = from;
+                    for (StreamEntry e : entries) {
+                        if (e.range().start() >= to) {
+                            next = to;
+                            break;
+                        }
+                        if (e.range().end() <= next) {
+                            continue;
+                        }
+                        each.accept(e);
+                        next = e.range().end();
+                    }
+                    if (entries.isEmpty()) {
+                        if (!sparse) {
+                            throw new NereusException(ErrorCode.RETRIABLE_READ_FAILED, ErrorContext.of("stream",
+                                    stream, "offset", from, "why", "no committed entry read below " + to));
+                        }
+                        next = to;
+                    }
+                    step(source, next, to, sparse, each, then, failed);
+                } catch (RuntimeException e) {
+                    failed.completeExceptionally(e);
+                }
+            }, exec);
+        }
+
+        private CompletableFuture<CompactionResult> writeAndPublish() {
+            StreamObjectWriter.Encoded encoded = encoder.encodeSparse(stream, ReadView.TOPIC_COMPACTED,
+                    new OffsetRange(0, end), kept);
+            ObjectName name = StreamObjectNames.newName(stream, ReadView.TOPIC_COMPACTED, encoded.range());
+            long[] written = new long[1];
+            return objects.putNew(name, ObjectContent.of(encoded.bytes())).thenCompose(stored -> {
+                written[0] = clock.millis();
+                return verify(stored, encoded).thenApply(ignored -> stored);
+            }).thenCompose(stored -> {
+                long waited = clock.millis() - written[0];
+                if (waited > maxPublishDelay.toMillis()) {
+                    throw new NereusException(ErrorCode.RETRIABLE_MATERIALIZATION_INCOMPLETE, ErrorContext.of(
+                            "object", name, "why", "verified " + waited + " ms after it was written, later than "
+                                    + maxPublishDelay.toMillis() + " ms an object may wait for its publication"));
+                }
+                return index.publishCompaction(new CompactionRequest(stream,
+                        previous.map(PublicationRequest.SourceRef::of), end,
+                        new ObjectTarget(name.value(), 0, stored.size(), stored.size(), stored.version()),
+                        encoded.checksum(), encoded.entries(), keptBytes));
+            }).thenComposeAsync(outcome -> {
+                IndexRecord record = outcome instanceof CompactionOutcome.Publish p ? p.record()
+                        : outcome instanceof CompactionOutcome.AlreadyPublished a ? a.record() : null;
+                if (record != null) {
+                    published.accept(stream);
+                    LOG.info("published compacted generation: stream={} generation={} horizon={} keys={} kept={}"
+                            + " bytes={} read={} object={} in {} ms", stream, record.generation(), end, keys.size(),
+                            kept.size(), encoded.bytes().length, entriesRead, name, clock.millis() - started);
+                    return CompletableFuture.<CompactionResult>completedFuture(
+                            new CompactionResult.Published(record, keys.size(), entriesRead));
+                }
+                LOG.info("compaction refused, deleting its object: stream={} horizon={} object={} outcome={}", stream,
+                        end, name, outcome);
+                return objects.delete(name).handle((ignored, error) -> new CompactionResult.Refused(outcome));
+            }, exec);
+        }
+
+        /** Reads the stored object back through the reader every read uses and compares it with what was kept. */
+        private CompletableFuture<Void> verify(StoredObject stored, StreamObjectWriter.Encoded encoded) {
+            if (stored.size() != encoded.bytes().length) {
+                return CompletableFuture.failedFuture(corrupt(stored.name(), "stored size differs from written size"));
+            }
+            return StreamObjectReader.open(objects, stored.name(), stored.size(), encoded.checksum(), new BlockCache(0))
+                    .thenCompose(r -> r.read(0, Integer.MAX_VALUE, Long.MAX_VALUE)).thenApply(read -> {
+                        if (read.size() != kept.size()) {
+                            throw corrupt(stored.name(), "read back " + read.size() + " entries, wrote " + kept.size());
+                        }
+                        for (int i = 0; i < read.size(); i++) {
+                            if (!read.get(i).range().equals(kept.get(i).range())
+                                    || !Arrays.equals(read.get(i).payload(), kept.get(i).payload())) {
+                                throw corrupt(stored.name(), "entry " + i + " read back differs from the one written");
+                            }
+                        }
+                        return null;
+                    });
+        }
+    }
+
+    private static NereusException corrupt(ObjectName name, String reason) {
+        return new NereusException(ErrorCode.CORRUPT_DATA, ErrorContext.of("object", name, "reason", reason));
+    }
+
+    @Override
+    public void close() {
+        exec.shutdownNow();
+    }
+}

@@ -1,0 +1,170 @@
+package io.nereus.generation;
+
+import static io.nereus.testing.StreamTesting.await;
+import static io.nereus.testing.StreamTesting.readAll;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nereus.metadata.AppendEntry;
+import io.nereus.metadata.GenerationId;
+import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
+import io.nereus.stream.NereusStream;
+import io.nereus.stream.StorageConfig;
+import io.nereus.stream.StreamStorage;
+import io.nereus.testing.BookKeeperCluster;
+import io.nereus.testing.EngineFixture;
+import io.nereus.wal.WalConfig;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Topic compaction on a real bookie, EmbeddedFdb and a filesystem object store, with a policy of "key=value"
+ * payloads (an empty value deletes the key, a payload without '=' has no key and is dropped): the compacted view
+ * keeps the latest value per key at its original offset, is incremental, survives trims and never moves back.
+ */
+@Timeout(180)
+class TopicCompactorTest {
+    @RegisterExtension
+    static final BookKeeperCluster BK = new BookKeeperCluster();
+
+    private static final StorageConfig CONFIG = StorageConfig.defaults()
+            .withWal(WalConfig.defaults().withQuorums(1, 1, 1).withFlush(64 * 1024, Duration.ofMillis(1)))
+            .withMaterializer(MaterializerConfig.defaults().withEnabled(false).withObjects(16 * 1024, 256));
+
+    /** "key=value": the latest value per key; "key=" deletes; no '=': no key, dropped. */
+    static final class KeyValuePolicy implements CompactionPolicy {
+        @Override
+        public void scan(StreamEntry entry, KeyTable keys) {
+            String text = new String(entry.payload(), StandardCharsets.UTF_8);
+            int eq = text.indexOf('=');
+            if (eq < 0) {
+                return;
+            }
+            if (eq == text.length() - 1) {
+                keys.remove(text.substring(0, eq));
+            } else {
+                keys.put(text.substring(0, eq), entry.range().start(), 0);
+            }
+        }
+
+        @Override
+        public Optional<byte[]> retain(StreamEntry entry, KeyTable keys) {
+            String text = new String(entry.payload(), StandardCharsets.UTF_8);
+            int eq = text.indexOf('=');
+            return eq >= 0 && keys.isLatest(text.substring(0, eq), entry.range().start(), 0)
+                    ? Optional.of(entry.payload()) : Optional.empty();
+        }
+    }
+
+    private EngineFixture engine;
+    private StreamStorage storage;
+    private NereusStream stream;
+    private long epoch;
+
+    @BeforeEach
+    void setUp() {
+        engine = new EngineFixture(BK, "compactor");
+        storage = engine.storage("broker-a", CONFIG);
+        stream = await(storage.openStream("topic"));
+        epoch = await(stream.acquireWriter());
+    }
+
+    @AfterEach
+    void tearDown() {
+        engine.close();
+    }
+
+    private void append(String... payloads) {
+        List<AppendEntry> entries = new ArrayList<>();
+        for (String p : payloads) {
+            entries.add(AppendEntry.of(p.getBytes(StandardCharsets.UTF_8)));
+        }
+        await(stream.append(entries));
+    }
+
+    private IndexRecord compact() {
+        CompactionResult r = await(storage.compact(stream, new KeyValuePolicy()));
+        assertThat(r).isInstanceOf(CompactionResult.Published.class);
+        return ((CompactionResult.Published) r).record();
+    }
+
+    private List<String> compacted(IndexRecord record) {
+        return await(storage.compactor().read(record, 0, Integer.MAX_VALUE, Long.MAX_VALUE)).stream()
+                .map(e -> e.range().start() + ":" + new String(e.payload(), StandardCharsets.UTF_8)).toList();
+    }
+
+    @Test
+    void compact_keepsTheLatestValuePerKeyAtItsOffset_andDropsDeletedAndKeylessOnes() {
+        append("a=1", "b=1", "a=2", "nokey", "c=1", "b=", "a=3", "d=1");
+        IndexRecord r = compact();
+        assertThat(r.view()).isEqualTo(ReadView.TOPIC_COMPACTED);
+        assertThat(r.range()).isEqualTo(OffsetRange.of(0, 8));
+        assertThat(compacted(r)).containsExactly("4:c=1", "6:a=3", "7:d=1");
+        assertThat(r.entryCount()).isEqualTo(3);
+        assertThat(readAll(stream, 0, 100)).as("the COMMITTED view is untouched").hasSize(8);
+        // reading from inside a gap starts at the next kept entry
+        assertThat(await(storage.compactor().read(r, 5, 10, Long.MAX_VALUE))).extracting(e -> e.range().start())
+                .containsExactly(6L, 7L);
+    }
+
+    @Test
+    void compact_isIncremental_fromThePreviousGenerationAndTheCommittedOffsetsAfterIt() {
+        append("a=1", "b=1", "a=2");
+        IndexRecord first = compact();
+        assertThat(compacted(first)).containsExactly("1:b=1", "2:a=2");
+        append("b=", "c=1", "a=3");
+        IndexRecord second = compact();
+        assertThat(second.generation()).isEqualTo(GenerationId.of(2));
+        assertThat(second.range()).isEqualTo(OffsetRange.of(0, 6));
+        assertThat(compacted(second)).containsExactly("4:c=1", "5:a=3");
+        assertThat(await(storage.compactor().compactedRecord(stream.id()))).contains(second);
+        CompactionResult again = await(storage.compact(stream, new KeyValuePolicy()));
+        assertThat(again).as("nothing new").isEqualTo(new CompactionResult.UpToDate(Optional.of(second)));
+    }
+
+    @Test
+    void compactedView_survivesTrimmingTheCommittedView_andTheNextCompactionStartsFromIt() {
+        append("a=1", "b=1", "a=2", "c=1");
+        IndexRecord first = compact();
+        await(engine.metadata.streams().trim(stream.id(), 4, epoch));
+        assertThat(await(storage.compactor().compactedRecord(stream.id()))).contains(first);
+        assertThat(compacted(first)).containsExactly("1:b=1", "2:a=2", "3:c=1");
+        append("b=2");
+        IndexRecord second = compact();
+        assertThat(compacted(second)).containsExactly("2:a=2", "3:c=1", "4:b=2");
+    }
+
+    @Test
+    void compact_everyKeyDeleted_publishesAnEmptyGenerationWithItsHorizon() {
+        append("a=1", "a=");
+        IndexRecord r = compact();
+        assertThat(r.range()).isEqualTo(OffsetRange.of(0, 2));
+        assertThat(r.entryCount()).isZero();
+        assertThat(compacted(r)).isEmpty();
+    }
+
+    @Test
+    void compactedView_afterAnotherBrokerTakesTheStreamOver_isTheSameAndMovesOnFromItsHorizon() {
+        append("a=1", "b=1");
+        IndexRecord first = compact();
+        await(storage.closeAsync());
+        storage = engine.storage("broker-b", CONFIG);
+        stream = await(storage.openStream("topic"));
+        await(stream.acquireWriter());
+        assertThat(await(storage.compactor().compactedRecord(stream.id()))).contains(first);
+        append("a=2");
+        IndexRecord second = compact();
+        assertThat(second.range()).isEqualTo(OffsetRange.of(0, 3));
+        assertThat(compacted(second)).containsExactly("1:b=1", "2:a=2");
+    }
+}
