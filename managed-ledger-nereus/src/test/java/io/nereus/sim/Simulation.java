@@ -269,9 +269,34 @@ final class Simulation {
         appendsAcked++;
     }
 
+    /**
+     * The fenced process (an ownership transfer left it alive) tries to append, trim or save a cursor on a stream its
+     * successor holds the writer of: each must fail.
+     */
     private void zombieAppend(Model m) {
-        if (zombie == null) {
-            read(m);
+        if (zombie == null || !broker.epochs.containsKey(m.name)) {
+            read(m); // no fenced process, or its successor has not acquired this stream (it may still write)
+            return;
+        }
+        Long zombieEpoch = zombie.epochs.get(m.name);
+        int what = random.nextInt(4);
+        if (what == 0 && zombieEpoch != null && m.id != null) {
+            Outcome<StreamHead> o = outcome(zombie.metadata.streams().trim(m.id, Math.max(m.seenTrim, m.seenEnd),
+                    zombieEpoch));
+            if (o.value != null) {
+                fail("a fenced writer's trim was applied: " + m.name + " epoch " + zombieEpoch);
+            }
+            zombieRefused++;
+            return;
+        }
+        if (what == 1 && zombieEpoch != null && m.id != null) {
+            CursorState lost = new CursorState(0, List.of(), new TreeMap<>(), Map.of(), Map.of());
+            Outcome<WriteOutcome> o = outcome(zombie.metadata.cursors().saveCursor(m.id, "sub", zombieEpoch, lost));
+            if (o.value instanceof WriteOutcome.Written) {
+                fail("a fenced writer's cursor save was applied: " + m.name + " epoch " + zombieEpoch);
+            }
+            zombieRefused++;
+            checkCursor(m);
             return;
         }
         Pending p = submit(zombie, m, 1);

@@ -22,16 +22,23 @@ import org.junit.jupiter.api.Test;
  * 1021 applied and not applied; a BookKeeper add that fails, or times out stored or not stored; every bookie gone or
  * back; simulated time moving on) or one crash or ownership transfer.
  *
- * <p><b>What is deterministic:</b> the choice of every operation, fault, payload and crash is drawn from the seed on
- * the test thread; faults are armed, not random (the next add or the next commit fails), the simulated bookies and
- * EmbeddedFdb answer synchronously, time is a {@link io.nereus.testing.MutableClock} moved only by the simulation, and
- * every step's futures are awaited before the next step. <b>What is not:</b> the engine still runs its own threads
- * (the WAL writer's owner thread, its timer, the materializer's and collector's schedulers, EmbeddedFdb's executor),
- * so inside one step the order in which those threads interleave is the JVM's: how a group of appends is cut into WAL
- * batches, and so which batch an armed fault hits, may differ between two runs of one seed. Timers on real time (the
- * flush delay of a busy WAL, lease renewal) are set long or short enough not to decide outcomes, but are real. A
- * failing seed therefore replays the same operations and faults, and in practice the same failure; it is not a
- * bit-for-bit replay.
+ * <p><b>What is deterministic:</b> the choice of every operation, fault, payload, crash and time step is drawn from
+ * the seed on the test thread; faults are armed, not random (the next add or the next commits fail), the simulated
+ * bookies, the object store and EmbeddedFdb (given the calling thread as its executor) answer on the calling thread,
+ * time is a {@link SimClock} moved only by the simulation, and every step's futures are awaited before the next step.
+ * <b>What is not:</b> the engine still runs its own threads (the WAL writer's owner thread and its timer, the
+ * materializer's and collector's schedulers, lease renewal; EmbeddedFdb's timer, which runs a retry after its backoff
+ * and transaction timeouts), so inside one step those threads interleave as the JVM schedules them: how a group of
+ * appends is cut into WAL batches, and so which batch an armed fault hits, may differ between two runs of one seed.
+ * Timers on real time (the flush delay of a busy WAL, lease renewal every 10 s, FoundationDB's retry backoff) are
+ * real. A failing seed therefore replays the same operations, faults and crashes, and in practice the same failure;
+ * it is not a bit-for-bit replay of the threads.
+ *
+ * <p><b>Crashes</b> drop the process's storage, writers and caches and stop its threads; its BookKeeper and
+ * FoundationDB clients die first, so nothing it had in flight reaches either afterwards (what it had sent may or may
+ * not have been applied). The next process starts from the simulated bookies' ledgers and the same database, which
+ * outlives the broker as a FoundationDB cluster does; the embedded engine's own crash and log replay are not
+ * simulated here (its durable-log tests cover them).
  */
 class SimulationTest {
     static final long DEFAULT_STEPS = 15_000;
