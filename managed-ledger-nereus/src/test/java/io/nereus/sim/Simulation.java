@@ -299,6 +299,10 @@ final class Simulation {
             checkCursor(m);
             return;
         }
+        if (what == 2) {
+            read(zombie, m);
+            return;
+        }
         Pending p = submit(zombie, m, 1);
         if (p == null) {
             return;
@@ -315,7 +319,12 @@ final class Simulation {
     }
 
     private void read(Model m) {
-        NereusStream s = broker.handle(m);
+        read(broker, m);
+    }
+
+    /** A read through {@code b}'s handle (the writer's, or a fenced process's, whose caches may be stale). */
+    private void read(Broker b, Model m) {
+        NereusStream s = b.handle(m);
         if (s == null) {
             return;
         }
