@@ -1,0 +1,725 @@
+package io.nereus.sim;
+
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
+import io.nereus.error.ErrorCode;
+import io.nereus.error.Failures;
+import io.nereus.error.NereusException;
+import io.nereus.fdb.embedded.CommitFault;
+import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.generation.CollectorConfig;
+import io.nereus.generation.MaterializerConfig;
+import io.nereus.metadata.AppendEntry;
+import io.nereus.metadata.CursorState;
+import io.nereus.metadata.MetadataStore;
+import io.nereus.metadata.NereusKeyspace;
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.ReadView;
+import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.StreamHead;
+import io.nereus.metadata.StreamId;
+import io.nereus.metadata.WriteOutcome;
+import io.nereus.object.ObjectStore;
+import io.nereus.stream.BoundaryMode;
+import io.nereus.stream.NereusStream;
+import io.nereus.stream.ReadResult;
+import io.nereus.stream.StorageConfig;
+import io.nereus.stream.StreamStorage;
+import io.nereus.object.SimObjectStore;
+import io.nereus.wal.WalConfig;
+import io.nereus.wal.WalObserver;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.bookkeeper.client.SimBookKeeper;
+
+/**
+ * One seeded run of the engine (streams, WAL writer, commit pipeline, resolver, generation-0 repair, materializer,
+ * collector, cursor persistence) over simulated bookies ({@link SimBookKeeper.Bookies}) and an in-memory EmbeddedFdb
+ * with injected commit faults, on a {@link MutableClock}. Every step is one operation, one fault or one crash, drawn
+ * from the seed; the step's futures are awaited (the engine is run to quiescence for that step) before the
+ * invariants are checked against the model this class keeps of what was acknowledged. See {@link SimulationTest} for
+ * what is and is not deterministic.
+ */
+final class Simulation {
+    static final int STREAMS = 4;
+    private static final long AWAIT_SECONDS = 60;
+
+    /** The figures of a run. */
+    record Result(long seed, long steps, long appendsAcked, long appendsFailed, long reads, long crashes,
+            long fences, long faults, long zombieAppendsRefused, Duration elapsed, Duration processCpu) {
+    }
+
+    /** An invariant broke: names the seed and the step so that the run can be replayed. */
+    static final class Violation extends AssertionError {
+        Violation(long seed, long step, String what) {
+            super("simulation seed " + seed + " step " + step + ": " + what);
+        }
+    }
+
+    private final long seed;
+    private final Random random;
+    private final SimClock clock = new SimClock();
+    private final SimBookKeeper.Bookies bookies = new SimBookKeeper.Bookies();
+    private final EmbeddedFdb fdb;
+    private final ObjectStore objects;
+    private final NereusKeyspace keyspace = new NereusKeyspace(new Subspace(Tuple.from("nereus", "sim")));
+    private final StorageConfig config;
+    private final Model[] models = new Model[STREAMS];
+    private Broker broker;
+    private Broker zombie;
+    private int incarnations;
+    private long step;
+    private long appendsAcked;
+    private long appendsFailed;
+    private long reads;
+    private long crashes;
+    private long fences;
+    private long faults;
+    private long zombieRefused;
+
+    Simulation(long seed) {
+        this.seed = seed;
+        this.random = new Random(seed);
+        this.fdb = EmbeddedFdb.builder().clock(clock).executor(Runnable::run).build();
+        this.objects = new SimObjectStore(clock);
+        WalConfig wal = WalConfig.defaults().withQuorums(1, 1, 1).withSlice(16 * 1024, Duration.ofMinutes(5))
+                .withRecovery(Duration.ofSeconds(30), Duration.ofHours(1));
+        this.config = StorageConfig.defaults().withWal(wal).withTailCacheBytes(4 * 1024)
+                .withMaterializer(new MaterializerConfig(true, 8 * 1024, 1024, Duration.ofHours(1), 1L << 40, 3,
+                        64 * 1024))
+                .withCollector(new CollectorConfig(Duration.ofHours(1), Duration.ofSeconds(10),
+                        Duration.ofSeconds(20)));
+        for (int i = 0; i < STREAMS; i++) {
+            models[i] = new Model("sim-stream-" + i);
+        }
+    }
+
+    /** Runs {@code steps} steps, checking the invariants after each; throws {@link Violation} at the first break. */
+    Result run(long steps) {
+        long started = System.nanoTime();
+        long cpuBefore = processCpuNanos();
+        try {
+            broker = start("broker-0");
+            for (step = 1; step <= steps; step++) {
+                step();
+            }
+            bookies.setDown(false);
+            checkEverything();
+        } finally {
+            if (zombie != null) {
+                zombie.crash();
+            }
+            if (broker != null) {
+                broker.crash();
+            }
+            objects.close();
+            fdb.close();
+        }
+        return new Result(seed, steps, appendsAcked, appendsFailed, reads, crashes, fences, faults, zombieRefused,
+                Duration.ofNanos(System.nanoTime() - started), Duration.ofNanos(processCpuNanos() - cpuBefore));
+    }
+
+    /** CPU time of the whole test JVM (every engine thread included): the cost of a run on a shared machine. */
+    static long processCpuNanos() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() : 0;
+    }
+
+    private long wipeBookiesAt = -1;
+
+    /**
+     * Makes the bookies lose every ledger at step {@code at} (BookKeeper losing acknowledged data): a broken world in
+     * which the invariants must fail, so that a test can show the simulation notices.
+     */
+    Simulation wipingBookiesAt(long at) {
+        wipeBookiesAt = at;
+        return this;
+    }
+
+    private void step() {
+        if (step == wipeBookiesAt) {
+            bookies.wipe();
+        }
+        step(random.nextInt(1000));
+    }
+
+    private void step(int roll) {
+        if (roll < 380) {
+            append(models[random.nextInt(STREAMS)], 1 + random.nextInt(3));
+        } else if (roll < 430) {
+            burst(false);
+        } else if (roll < 630) {
+            read(models[random.nextInt(STREAMS)]);
+        } else if (roll < 650) {
+            broker.storage.clearTailCache();
+        } else if (roll < 690) {
+            trim(models[random.nextInt(STREAMS)]);
+        } else if (roll < 740) {
+            cursor(models[random.nextInt(STREAMS)]);
+        } else if (roll < 780) {
+            fdb.injectCommitFaults(CommitFault.values()[random.nextInt(CommitFault.values().length)],
+                    1 + random.nextInt(2));
+            faults++;
+        } else if (roll < 800) {
+            bookies.injectAddFaults(SimBookKeeper.AddFault.values()[random.nextInt(3)], 1);
+            faults++;
+        } else if (roll < 810) {
+            bookies.setDown(!bookies.isDown() && random.nextInt(3) == 0);
+            faults++;
+        } else if (roll < 830) {
+            settle(broker.storage.rollWalSlice());
+        } else if (roll < 860) {
+            clock.advance(Duration.ofMillis(random.nextInt(20_000)));
+        } else if (roll < 870) {
+            settle(broker.storage.recoverAbandonedSlices());
+        } else if (roll < 885) {
+            settle(broker.storage.materializeSealedSlices());
+        } else if (roll < 900) {
+            settle(broker.storage.collectGarbage());
+        } else if (roll < 920) {
+            verifyStream(models[random.nextInt(STREAMS)]);
+        } else if (roll < 940) {
+            zombieAppend(models[random.nextInt(STREAMS)]);
+        } else if (roll < 943) {
+            crash();
+        } else if (roll < 945) {
+            fence();
+        } else {
+            read(models[random.nextInt(STREAMS)]);
+        }
+    }
+
+    // ---------------------------------------------------------------- operations
+
+    private void append(Model m, int entries) {
+        Pending p = submit(broker, m, entries);
+        if (p != null) {
+            finish(p);
+            checkHead(m);
+        }
+    }
+
+    /** Several appends over random streams handed to the WAL together (a group commit); with crash, unawaited. */
+    private List<Pending> burst(boolean forCrash) {
+        int n = 2 + random.nextInt(5);
+        List<Pending> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Pending p = submit(broker, models[random.nextInt(STREAMS)], 1 + random.nextInt(2));
+            if (p != null) {
+                all.add(p);
+            }
+        }
+        if (!forCrash) {
+            all.forEach(this::finish);
+            for (Model m : models) {
+                checkHead(m);
+            }
+        }
+        return all;
+    }
+
+    private record Pending(Model model, List<byte[]> payloads, CompletableFuture<OffsetRange> done, long session) {
+    }
+
+    private Pending submit(Broker b, Model m, int entries) {
+        NereusStream s = b.writable(m);
+        if (s == null) {
+            return null;
+        }
+        List<byte[]> payloads = new ArrayList<>();
+        List<AppendEntry> list = new ArrayList<>();
+        for (int i = 0; i < entries; i++) {
+            byte[] payload = m.newPayload(random, b == zombie);
+            payloads.add(payload);
+            list.add(new AppendEntry(payload, 1));
+        }
+        return new Pending(m, payloads, s.append(list), s.writeSession());
+    }
+
+    private void finish(Pending p) {
+        Outcome<OffsetRange> o = outcome(p.done);
+        if (o.value == null) {
+            appendsFailed++;
+            return;
+        }
+        OffsetRange r = o.value;
+        Model m = p.model;
+        if (r.end() - r.start() != p.payloads.size()) {
+            fail("append acknowledged " + r + " for " + p.payloads.size() + " entries of " + m.name);
+        }
+        for (int i = 0; i < p.payloads.size(); i++) {
+            long offset = r.start() + i;
+            byte[] payload = p.payloads.get(i);
+            m.observe(this, offset, payload);
+            m.acked.put(offset, payload);
+        }
+        m.ackedEnd = Math.max(m.ackedEnd, r.end());
+        appendsAcked++;
+    }
+
+    /**
+     * The fenced process (an ownership transfer left it alive) tries to append, trim or save a cursor on a stream its
+     * successor holds the writer of: each must fail.
+     */
+    private void zombieAppend(Model m) {
+        if (zombie == null || !broker.epochs.containsKey(m.name)) {
+            read(m); // no fenced process, or its successor has not acquired this stream (it may still write)
+            return;
+        }
+        Long zombieEpoch = zombie.epochs.get(m.name);
+        int what = random.nextInt(4);
+        if (what == 0 && zombieEpoch != null && m.id != null) {
+            Outcome<StreamHead> o = outcome(zombie.metadata.streams().trim(m.id, Math.max(m.seenTrim, m.seenEnd),
+                    zombieEpoch));
+            if (o.value != null) {
+                fail("a fenced writer's trim was applied: " + m.name + " epoch " + zombieEpoch);
+            }
+            zombieRefused++;
+            return;
+        }
+        if (what == 1 && zombieEpoch != null && m.id != null) {
+            CursorState lost = new CursorState(0, List.of(), new TreeMap<>(), Map.of(), Map.of());
+            Outcome<WriteOutcome> o = outcome(zombie.metadata.cursors().saveCursor(m.id, "sub", zombieEpoch, lost));
+            if (o.value instanceof WriteOutcome.Written) {
+                fail("a fenced writer's cursor save was applied: " + m.name + " epoch " + zombieEpoch);
+            }
+            zombieRefused++;
+            checkCursor(m);
+            return;
+        }
+        if (what == 2) {
+            read(zombie, m);
+            return;
+        }
+        Pending p = submit(zombie, m, 1);
+        if (p == null) {
+            return;
+        }
+        Outcome<OffsetRange> o = outcome(p.done);
+        if (o.value != null) {
+            fail("a fenced writer's append was acknowledged: " + m.name + " " + o.value);
+        }
+        zombieRefused++;
+        if (random.nextInt(20) == 0) {
+            zombie.crash();
+            zombie = null;
+        }
+    }
+
+    private void read(Model m) {
+        read(broker, m);
+    }
+
+    /** A read through {@code b}'s handle (the writer's, or a fenced process's, whose caches may be stale). */
+    private void read(Broker b, Model m) {
+        NereusStream s = b.handle(m);
+        if (s == null) {
+            return;
+        }
+        long from = Math.max(0, m.trim - 3 + random.nextInt((int) Math.min(Integer.MAX_VALUE - 8,
+                Math.max(1, m.seenEnd - m.trim + 6))));
+        Outcome<ReadResult> o = outcome(s.read(ReadView.COMMITTED, from, 1 + random.nextInt(8), 1L << 20,
+                BoundaryMode.CONTAINING_ENTRY));
+        reads++;
+        if (o.value == null) {
+            if (o.error instanceof NereusException n && n.code() == ErrorCode.OFFSET_TRIMMED) {
+                return;
+            }
+            checkReadFailure(m, from, o.error);
+            return;
+        }
+        checkRead(m, from, o.value);
+    }
+
+    private void trim(Model m) {
+        NereusStream s = broker.handle(m);
+        Long epoch = broker.epochs.get(m.name);
+        if (s == null || epoch == null) {
+            return;
+        }
+        Outcome<StreamHead> head = outcome(s.head());
+        if (head.value == null) {
+            return;
+        }
+        long lo = head.value.trimOffset();
+        long hi = head.value.committedEnd();
+        long to = lo + (hi > lo ? (long) (random.nextDouble() * (hi - lo + 1) * 0.5) : 0);
+        to = Math.min(to, hi);
+        Outcome<StreamHead> o = outcome(broker.metadata.streams().trim(m.id, to, epoch));
+        if (o.value != null) {
+            m.trim = Math.max(m.trim, to);
+            m.acked.headMap(m.trim).clear();
+        }
+        checkHead(m);
+    }
+
+    private void cursor(Model m) {
+        Long epoch = broker.epochs.get(m.name);
+        if (epoch == null || m.id == null) {
+            return;
+        }
+        long markDelete = m.cursorMarkDelete + (m.seenEnd > m.cursorMarkDelete
+                ? random.nextInt((int) Math.min(1000, m.seenEnd - m.cursorMarkDelete + 1)) : 0);
+        long hole = markDelete + 1 + random.nextInt(4);
+        long holeEnd = hole + 1 + random.nextInt(3);
+        List<OffsetRange> ranges = new ArrayList<>();
+        for (OffsetRange r : m.cursorRanges) {
+            if (r.start() > markDelete) {
+                ranges.add(r);
+            }
+        }
+        if (ranges.isEmpty() || ranges.get(ranges.size() - 1).end() < hole) {
+            ranges.add(new OffsetRange(hole, holeEnd));
+        }
+        CursorState state = new CursorState(markDelete, ranges, new TreeMap<>(), Map.of(), Map.of());
+        Outcome<WriteOutcome> o = outcome(broker.metadata.cursors().saveCursor(m.id, "sub", epoch, state));
+        if (o.value instanceof WriteOutcome.Written) {
+            m.cursorMarkDelete = markDelete;
+            m.cursorRanges = ranges;
+        }
+        checkCursor(m);
+    }
+
+    private void crash() {
+        List<Pending> inFlight = burst(true);
+        Broker dead = broker;
+        dead.crash();
+        for (Pending p : inFlight) {
+            finish(p); // acknowledged before the crash or not: either is allowed
+        }
+        if (zombie != null) {
+            zombie.crash();
+            zombie = null;
+        }
+        crashes++;
+        clock.advance(Duration.ofSeconds(random.nextInt(60)));
+        broker = start(random.nextBoolean() ? dead.writerId : "broker-" + (++incarnations));
+        checkEverything();
+    }
+
+    private void fence() {
+        if (zombie != null) {
+            zombie.crash();
+        }
+        zombie = broker;
+        broker = start("broker-" + (++incarnations));
+        fences++;
+        checkEverything();
+    }
+
+    // ---------------------------------------------------------------- invariants
+
+    private void checkHead(Model m) {
+        if (m.id == null) {
+            return;
+        }
+        Outcome<Optional<StreamHead>> o = outcome(broker.metadata.streams().head(m.id));
+        if (o.value == null || o.value.isEmpty()) {
+            return;
+        }
+        StreamHead h = o.value.get();
+        if (h.committedEnd() < m.seenEnd || h.committedEnd() < m.ackedEnd) {
+            fail(m.name + " committed end went back to " + h.committedEnd() + " (seen " + m.seenEnd + ", acked "
+                    + m.ackedEnd + ")");
+        }
+        if (h.trimOffset() < m.trim || h.trimOffset() < m.seenTrim) {
+            fail(m.name + " trim offset went back to " + h.trimOffset() + " (acknowledged trim " + m.trim + ")");
+        }
+        m.seenEnd = h.committedEnd();
+        m.seenTrim = h.trimOffset();
+    }
+
+    private void checkRead(Model m, long from, ReadResult r) {
+        if (from < m.trim && !r.entries().isEmpty()) {
+            fail(m.name + " served trimmed offset " + from + " (acknowledged trim " + m.trim + ")");
+        }
+        long expected = -1;
+        for (StreamEntry e : r.entries()) {
+            if (e.range().end() - e.range().start() != 1) {
+                fail(m.name + " entry of one record covers " + e.range());
+            }
+            if (expected >= 0 && e.range().start() != expected) {
+                fail(m.name + " read from " + from + " is not dense: " + e.range() + " after " + expected);
+            }
+            if (expected < 0 && e.range().start() != from) {
+                fail(m.name + " read from " + from + " started at " + e.range());
+            }
+            if (e.range().start() < m.trim) {
+                fail(m.name + " served trimmed offset " + e.range().start() + " (trim " + m.trim + ")");
+            }
+            expected = e.range().end();
+            m.observe(this, e.range().start(), e.payload());
+        }
+        m.seenEnd = Math.max(m.seenEnd, expected);
+    }
+
+    private void checkReadFailure(Model m, long from, Throwable error) {
+        if (error instanceof NereusException n && (n.retriable() || n.code() == ErrorCode.CLOSED)) {
+            return;
+        }
+        if (m.acked.containsKey(from) && !bookies.isDown()) {
+            fail(m.name + " acknowledged offset " + from + " unreadable: " + error);
+        }
+    }
+
+    private void checkCursor(Model m) {
+        Outcome<Optional<CursorState>> o = outcome(broker.metadata.cursors().loadCursor(m.id, "sub"));
+        if (o.value == null || m.cursorMarkDelete == 0 && m.cursorRanges.isEmpty()) {
+            return;
+        }
+        CursorState s = o.value.orElse(null);
+        if (s == null) {
+            fail(m.name + " cursor lost (acknowledged mark-delete " + m.cursorMarkDelete + ")");
+            return;
+        }
+        if (s.markDeleteEnd() < m.cursorMarkDelete) {
+            fail(m.name + " cursor mark-delete went back to " + s.markDeleteEnd() + " from " + m.cursorMarkDelete);
+        }
+        for (OffsetRange acked : m.cursorRanges) {
+            for (long x = Math.max(acked.start(), s.markDeleteEnd()); x < acked.end(); x++) {
+                long offset = x;
+                if (s.individuallyDeleted().stream().noneMatch(r -> r.start() <= offset && offset < r.end())) {
+                    fail(m.name + " cursor lost acknowledged offset " + offset + " of " + acked + ": " + s);
+                }
+            }
+        }
+    }
+
+    /** Reads every stream whole and checks every invariant; after crashes, fencing and at the end. */
+    private void checkEverything() {
+        for (Model m : models) {
+            verifyStream(m);
+            checkCursor(m);
+        }
+    }
+
+    private void verifyStream(Model m) {
+        NereusStream s = broker.handle(m);
+        if (s == null) {
+            return;
+        }
+        checkHead(m);
+        long from = m.seenTrim;
+        int tries = 0;
+        while (from < m.seenEnd) {
+            Outcome<ReadResult> o = outcome(s.read(ReadView.COMMITTED, from, 64, 1L << 20,
+                    BoundaryMode.CONTAINING_ENTRY));
+            reads++;
+            if (o.value == null) {
+                if (o.error instanceof NereusException n && n.code() == ErrorCode.OFFSET_TRIMMED) {
+                    checkHead(m);
+                    from = Math.max(from, m.seenTrim);
+                    continue;
+                }
+                checkReadFailure(m, from, o.error);
+                if (++tries > 3) {
+                    if (!bookies.isDown()) {
+                        // every bookie is up and the whole-stream check retried: committed data must be readable
+                        fail(m.name + " committed offset " + from + " unreadable with every bookie up: " + o.error);
+                    }
+                    return; // bookies gone: the offsets stay checked by later steps
+                }
+                continue;
+            }
+            checkRead(m, from, o.value);
+            if (o.value.entries().isEmpty()) {
+                fail(m.name + " read at " + from + " below committed end " + m.seenEnd + " returned nothing");
+            }
+            from = o.value.nextOffset();
+        }
+        for (Map.Entry<Long, byte[]> e : m.acked.tailMap(m.seenTrim).entrySet()) {
+            if (e.getKey() >= m.seenEnd) {
+                fail(m.name + " acknowledged offset " + e.getKey() + " beyond committed end " + m.seenEnd);
+            }
+        }
+    }
+
+    void fail(String what) {
+        throw new Violation(seed, step, what);
+    }
+
+    // ---------------------------------------------------------------- processes
+
+    private Broker start(String writerId) {
+        KillableDatabase db = new KillableDatabase(fdb);
+        MetadataStore metadata = await(MetadataStore.open(db.database(), keyspace, fdb.getExecutor()));
+        SimBookKeeper bk = new SimBookKeeper(bookies);
+        StreamStorage storage = StreamStorage.create(config, bk, metadata, objects, writerId, clock, WalObserver.NONE);
+        Broker b = new Broker(writerId, db, bk, metadata, storage);
+        for (Model m : models) {
+            b.acquire(m);
+        }
+        return b;
+    }
+
+    /** One simulated broker process: its clients of the bookies and of the metadata, its storage, its handles. */
+    private final class Broker {
+        final String writerId;
+        final KillableDatabase db;
+        final SimBookKeeper bk;
+        final MetadataStore metadata;
+        final StreamStorage storage;
+        final Map<String, NereusStream> handles = new HashMap<>();
+        final Map<String, Long> epochs = new HashMap<>();
+
+        Broker(String writerId, KillableDatabase db, SimBookKeeper bk, MetadataStore metadata, StreamStorage storage) {
+            this.writerId = writerId;
+            this.db = db;
+            this.bk = bk;
+            this.metadata = metadata;
+            this.storage = storage;
+        }
+
+        NereusStream handle(Model m) {
+            NereusStream s = handles.get(m.name);
+            if (s == null) {
+                Outcome<NereusStream> o = outcome(storage.openStream(m.name));
+                if (o.value == null) {
+                    return null;
+                }
+                s = o.value;
+                handles.put(m.name, s);
+                if (m.id == null) {
+                    m.id = s.id();
+                }
+            }
+            return s;
+        }
+
+        void acquire(Model m) {
+            NereusStream s = handle(m);
+            if (s == null) {
+                return;
+            }
+            Outcome<Long> epoch = outcome(s.acquireWriter());
+            if (epoch.value != null) {
+                epochs.put(m.name, epoch.value);
+            } else {
+                epochs.remove(m.name);
+            }
+        }
+
+        /** The handle to append through; a handle left without a writer (its head unreadable) acquires it again. */
+        NereusStream writable(Model m) {
+            if (this == zombie) {
+                return handles.get(m.name);
+            }
+            if (!epochs.containsKey(m.name)) {
+                acquire(m);
+            }
+            return epochs.containsKey(m.name) ? handles.get(m.name) : null;
+        }
+
+        /** The process dies: its clients make no more requests; its threads are stopped. */
+        void crash() {
+            bk.crash();
+            db.kill();
+            outcome(storage.closeAsync());
+        }
+    }
+
+    /** The model of one stream: what was acknowledged to the caller and what reads have shown. */
+    static final class Model {
+        final String name;
+        StreamId id;
+        final TreeMap<Long, byte[]> acked = new TreeMap<>();
+        final HashMap<Long, byte[]> seen = new HashMap<>();
+        final HashMap<String, byte[]> submitted = new HashMap<>();
+        long ackedEnd;
+        long seenEnd;
+        long seenTrim;
+        long trim;
+        long cursorMarkDelete;
+        List<OffsetRange> cursorRanges = new ArrayList<>();
+        private long sequence;
+
+        Model(String name) {
+            this.name = name;
+        }
+
+        byte[] newPayload(Random random, boolean zombie) {
+            String tag = (zombie ? "Z" : "P") + (sequence++);
+            byte[] head = (tag + "|").getBytes(StandardCharsets.US_ASCII);
+            byte[] payload = Arrays.copyOf(head, head.length + random.nextInt(48));
+            for (int i = head.length; i < payload.length; i++) {
+                payload[i] = (byte) random.nextInt(256);
+            }
+            submitted.put(tag, payload);
+            return payload;
+        }
+
+        /** Offset {@code offset} holds {@code payload}: it must be what was submitted and never change. */
+        void observe(Simulation sim, long offset, byte[] payload) {
+            byte[] acknowledged = acked.get(offset);
+            if (acknowledged != null && !Arrays.equals(acknowledged, payload)) {
+                sim.fail(name + " offset " + offset + " acknowledged with " + tag(acknowledged) + " reads "
+                        + tag(payload));
+            }
+            byte[] before = seen.putIfAbsent(offset, payload);
+            if (before != null && !Arrays.equals(before, payload)) {
+                sim.fail(name + " offset " + offset + " resolved to two payloads: " + tag(before) + " and "
+                        + tag(payload));
+            }
+            String tag = tag(payload);
+            byte[] sent = submitted.get(tag);
+            if (sent == null || !Arrays.equals(sent, payload)) {
+                sim.fail(name + " offset " + offset + " holds a payload never submitted (" + tag + ")");
+            }
+            if (tag.startsWith("Z")) {
+                sim.fail(name + " offset " + offset + " holds a fenced writer's payload " + tag);
+            }
+        }
+
+        static String tag(byte[] payload) {
+            int bar = 0;
+            while (bar < payload.length && payload[bar] != '|') {
+                bar++;
+            }
+            return new String(payload, 0, bar, StandardCharsets.US_ASCII);
+        }
+    }
+
+    // ---------------------------------------------------------------- futures
+
+    private record Outcome<T>(T value, Throwable error) {
+    }
+
+    /** Waits for {@code f} (the step runs to its end); a hang past the bound is a liveness violation. */
+    private <T> Outcome<T> outcome(CompletableFuture<T> f) {
+        try {
+            return new Outcome<>(f.get(AWAIT_SECONDS, TimeUnit.SECONDS), null);
+        } catch (ExecutionException e) {
+            return new Outcome<>(null, Failures.unwrap(e));
+        } catch (TimeoutException e) {
+            fail("an operation did not complete within " + AWAIT_SECONDS + " s");
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private <T> void settle(CompletableFuture<T> f) {
+        outcome(f);
+    }
+
+    private static <T> T await(CompletableFuture<T> f) {
+        try {
+            return f.get(AWAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

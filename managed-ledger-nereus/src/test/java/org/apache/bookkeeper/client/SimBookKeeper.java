@@ -1,0 +1,464 @@
+package org.apache.bookkeeper.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.security.GeneralSecurityException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.bookkeeper.client.api.LastConfirmedAndEntry;
+import org.apache.bookkeeper.client.api.LedgerEntries;
+import org.apache.bookkeeper.client.api.LedgerEntry;
+import org.apache.bookkeeper.client.api.LedgerMetadata;
+import org.apache.bookkeeper.client.api.OpenBuilder;
+import org.apache.bookkeeper.client.api.DeleteBuilder;
+import org.apache.bookkeeper.client.api.ReadHandle;
+import org.apache.bookkeeper.client.api.WriteFlag;
+import org.apache.bookkeeper.client.impl.LedgerEntriesImpl;
+import org.apache.bookkeeper.client.impl.LedgerEntryImpl;
+import org.apache.bookkeeper.common.util.OrderedExecutor;
+import org.apache.bookkeeper.net.BookieId;
+import org.apache.bookkeeper.versioning.LongVersion;
+import org.apache.bookkeeper.versioning.Versioned;
+
+/**
+ * A BookKeeper client over simulated, in-memory bookies ({@link Bookies}) for the deterministic simulation: the
+ * calls the WAL makes ({@code asyncCreateLedger}, the open and delete builders, {@code WriteHandle.appendAsync},
+ * {@code ReadHandle.readUnconfirmedAsync}/{@code readLastAddConfirmedAsync}, closing) complete on the calling thread,
+ * with the faults the simulation armed on the bookies. One client per simulated broker process;
+ * {@link #crash} makes every later call of it and of its handles fail, as a dead process makes no more requests.
+ *
+ * <p>It lives in BookKeeper's package because {@link LedgerHandle}'s constructor and {@link BookKeeper}'s no-argument
+ * constructor are package-private (as Pulsar's {@code PulsarMockBookKeeper} does). Ledger metadata writes
+ * ({@code getLedgerManager}) are not offered: the WAL's last-resort salvage of an unrecoverable ledger is not
+ * simulated.
+ */
+public final class SimBookKeeper extends BookKeeper {
+    /** Never runs a task: LedgerHandle's constructor only picks a thread of it. */
+    private static final OrderedExecutor UNUSED_POOL = OrderedExecutor.newBuilder().numThreads(1)
+            .name("sim-bk-unused").build();
+    private static final List<BookieId> ENSEMBLE = List.of(BookieId.parse("sim-bookie:3181"));
+
+    /** What the next add reaching the bookies does, armed by the simulation. */
+    public enum AddFault {
+        /** The add fails and nothing is stored. */
+        FAILED_NOT_STORED,
+        /** The add is stored on the bookies, then times out before the writer hears of it (lost acknowledgement). */
+        TIMED_OUT_STORED,
+        /** The add times out and nothing is stored. */
+        TIMED_OUT_NOT_STORED
+    }
+
+    /** The simulated bookies and ledger metadata, shared by every client of one simulated cluster. Thread-safe. */
+    public static final class Bookies {
+        private final Map<Long, Ledger> ledgers = new HashMap<>();
+        private final Deque<AddFault> addFaults = new ArrayDeque<>();
+        private long nextId = 1;
+        private boolean down;
+
+        /** The next {@code count} adds reaching the bookies do {@code fault}. */
+        public synchronized void injectAddFaults(AddFault fault, int count) {
+            for (int i = 0; i < count; i++) {
+                addFaults.add(fault);
+            }
+        }
+
+        /** Every bookie gone (true) or back (false): creates, adds, recoveries and reads fail while gone. */
+        public synchronized void setDown(boolean gone) {
+            down = gone;
+        }
+
+        public synchronized boolean isDown() {
+            return down;
+        }
+
+        /** Every ledger is lost (a BookKeeper losing acknowledged data; for tests that the simulation notices). */
+        public synchronized void wipe() {
+            ledgers.clear();
+        }
+
+        public synchronized int ledgerCount() {
+            return ledgers.size();
+        }
+
+        synchronized Ledger create(byte[] password, Map<String, byte[]> custom) throws BKException {
+            if (down) {
+                throw BKException.create(BKException.Code.NotEnoughBookiesException);
+            }
+            Ledger l = new Ledger(nextId++, password, custom);
+            ledgers.put(l.id, l);
+            return l;
+        }
+
+        synchronized Ledger get(long id) throws BKException {
+            Ledger l = ledgers.get(id);
+            if (l == null) {
+                throw BKException.create(BKException.Code.NoSuchLedgerExistsOnMetadataServerException);
+            }
+            return l;
+        }
+
+        synchronized long add(Ledger l, WriteLedgerHandle writer, byte[] data) throws BKException {
+            if (writer.broken) {
+                throw BKException.create(BKException.Code.LedgerClosedException);
+            }
+            if (l.closed) {
+                writer.broken = true;
+                throw BKException.create(l.fenced ? BKException.Code.LedgerFencedException
+                        : BKException.Code.LedgerClosedException);
+            }
+            if (down) {
+                writer.broken = true;
+                throw BKException.create(BKException.Code.BookieHandleNotAvailableException);
+            }
+            AddFault fault = addFaults.poll();
+            if (fault == null) {
+                l.entries.add(data);
+                return l.entries.size() - 1;
+            }
+            // a failed add leaves the handle unusable, as BookKeeper's LedgerHandle errors out its later adds
+            writer.broken = true;
+            if (fault == AddFault.TIMED_OUT_STORED) {
+                l.entries.add(data);
+            }
+            throw BKException.create(fault == AddFault.FAILED_NOT_STORED ? BKException.Code.NotEnoughBookiesException
+                    : BKException.Code.AddEntryQuorumTimeoutException);
+        }
+
+        synchronized void close(Ledger l) {
+            l.closed = true;
+        }
+
+        synchronized Ledger recover(long id) throws BKException {
+            if (down) {
+                throw BKException.create(BKException.Code.BookieHandleNotAvailableException);
+            }
+            Ledger l = get(id);
+            if (!l.closed) {
+                l.fenced = true;
+                l.closed = true;
+            }
+            return l;
+        }
+
+        synchronized List<byte[]> read(Ledger l, long first, long last) throws BKException {
+            if (down) {
+                throw BKException.create(BKException.Code.BookieHandleNotAvailableException);
+            }
+            if (first < 0 || last < first || last >= l.entries.size()) {
+                throw BKException.create(BKException.Code.NoSuchEntryException);
+            }
+            return new ArrayList<>(l.entries.subList((int) first, (int) last + 1));
+        }
+
+        synchronized long lastEntry(Ledger l) {
+            return l.entries.size() - 1;
+        }
+
+        synchronized void delete(long id) throws BKException {
+            if (ledgers.remove(id) == null) {
+                throw BKException.create(BKException.Code.NoSuchLedgerExistsOnMetadataServerException);
+            }
+        }
+    }
+
+    /** One ledger on the simulated bookies; guarded by its {@link Bookies}. */
+    static final class Ledger {
+        final long id;
+        final byte[] password;
+        final Map<String, byte[]> custom;
+        final List<byte[]> entries = new ArrayList<>();
+        boolean closed;
+        boolean fenced;
+
+        Ledger(long id, byte[] password, Map<String, byte[]> custom) {
+            this.id = id;
+            this.password = password.clone();
+            this.custom = custom == null ? Map.of() : Map.copyOf(custom);
+        }
+    }
+
+    private final Bookies bookies;
+    private volatile boolean crashed;
+
+    public SimBookKeeper(Bookies bookies) {
+        super();
+        this.bookies = bookies;
+    }
+
+    /** This client's process died: every later call of it or its handles fails. */
+    public void crash() {
+        crashed = true;
+    }
+
+    private void alive() throws BKException {
+        if (crashed) {
+            throw BKException.create(BKException.Code.ClientClosedException);
+        }
+    }
+
+    @Override
+    public OrderedExecutor getMainWorkerPool() {
+        return UNUSED_POOL;
+    }
+
+    @Override
+    public void asyncCreateLedger(int ensSize, int writeQuorumSize, int ackQuorumSize, DigestType digestType,
+            byte[] passwd, AsyncCallback.CreateCallback cb, Object ctx, Map<String, byte[]> customMetadata) {
+        try {
+            alive();
+            Ledger l = bookies.create(passwd, customMetadata);
+            cb.createComplete(BKException.Code.OK, new WriteLedgerHandle(this, l), ctx);
+        } catch (BKException e) {
+            cb.createComplete(e.getCode(), null, ctx);
+        } catch (GeneralSecurityException e) {
+            cb.createComplete(BKException.Code.UnexpectedConditionException, null, ctx);
+        }
+    }
+
+    @Override
+    public OpenBuilder newOpenLedgerOp() {
+        return new OpenBuilder() {
+            private long id;
+            private boolean recovery;
+
+            @Override
+            public OpenBuilder withLedgerId(long ledgerId) {
+                id = ledgerId;
+                return this;
+            }
+
+            @Override
+            public OpenBuilder withRecovery(boolean r) {
+                recovery = r;
+                return this;
+            }
+
+            @Override
+            public OpenBuilder withPassword(byte[] password) {
+                return this;
+            }
+
+            @Override
+            public OpenBuilder withDigestType(org.apache.bookkeeper.client.api.DigestType digestType) {
+                return this;
+            }
+
+            @Override
+            public CompletableFuture<ReadHandle> execute() {
+                try {
+                    alive();
+                    Ledger l = recovery ? bookies.recover(id) : bookies.get(id);
+                    return CompletableFuture.completedFuture(new SimReadHandle(l));
+                } catch (BKException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+            }
+        };
+    }
+
+    @Override
+    public DeleteBuilder newDeleteLedgerOp() {
+        return new DeleteBuilder() {
+            private long id;
+
+            @Override
+            public DeleteBuilder withLedgerId(long ledgerId) {
+                id = ledgerId;
+                return this;
+            }
+
+            @Override
+            public CompletableFuture<Void> execute() {
+                try {
+                    alive();
+                    bookies.delete(id);
+                    return CompletableFuture.completedFuture(null);
+                } catch (BKException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+            }
+        };
+    }
+
+    @Override
+    public CompletableFuture<LedgerMetadata> getLedgerMetadata(long ledgerId) {
+        try {
+            alive();
+            Ledger l = bookies.get(ledgerId);
+            synchronized (bookies) {
+                return CompletableFuture.completedFuture(metadata(l, l.closed, l.entries.size() - 1));
+            }
+        } catch (BKException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        crashed = true;
+    }
+
+    static LedgerMetadata metadata(Ledger l, boolean closed, long lastEntry) {
+        LedgerMetadataBuilder b = LedgerMetadataBuilder.create().withId(l.id).withEnsembleSize(1)
+                .withWriteQuorumSize(1).withAckQuorumSize(1).withDigestType(DigestType.CRC32C.toApiDigestType())
+                .withPassword(l.password).newEnsembleEntry(0L, ENSEMBLE).withCustomMetadata(l.custom);
+        if (closed) {
+            b.withClosedState().withLastEntryId(lastEntry).withLength(0);
+        }
+        return b.build();
+    }
+
+    private static LedgerEntries entries(long ledgerId, long first, List<byte[]> data) {
+        List<LedgerEntry> out = new ArrayList<>(data.size());
+        for (int i = 0; i < data.size(); i++) {
+            byte[] d = data.get(i);
+            out.add(LedgerEntryImpl.create(ledgerId, first + i, d.length, Unpooled.wrappedBuffer(d)));
+        }
+        return LedgerEntriesImpl.create(out);
+    }
+
+    /** The writer's handle of a ledger this client created. */
+    final class WriteLedgerHandle extends LedgerHandle {
+        private final Ledger ledger;
+        boolean broken;
+
+        WriteLedgerHandle(SimBookKeeper bk, Ledger ledger) throws GeneralSecurityException {
+            super(bk.getClientCtx(), ledger.id, new Versioned<>(metadata(ledger, false, -1), new LongVersion(0)),
+                    DigestType.CRC32C, ledger.password, EnumSet.noneOf(WriteFlag.class));
+            this.ledger = ledger;
+        }
+
+        @Override
+        public CompletableFuture<Long> appendAsync(ByteBuf data) {
+            try {
+                byte[] bytes = new byte[data.readableBytes()];
+                data.getBytes(data.readerIndex(), bytes);
+                data.release();
+                alive();
+                return CompletableFuture.completedFuture(bookies.add(ledger, this, bytes));
+            } catch (BKException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+
+        @Override
+        public CompletableFuture<Void> closeAsync() {
+            try {
+                alive();
+                bookies.close(ledger);
+                return CompletableFuture.completedFuture(null);
+            } catch (BKException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+
+        @Override
+        public long getId() {
+            return ledger.id;
+        }
+
+        @Override
+        public synchronized long getLastAddConfirmed() {
+            return bookies.lastEntry(ledger);
+        }
+
+        @Override
+        public synchronized boolean isClosed() {
+            synchronized (bookies) {
+                return ledger.closed;
+            }
+        }
+    }
+
+    /** A reader's handle, opened with or without recovery. */
+    final class SimReadHandle implements ReadHandle {
+        private final Ledger ledger;
+        private final boolean closedAtOpen;
+        private final long lastAtOpen;
+        private final LedgerMetadata metadataAtOpen;
+
+        SimReadHandle(Ledger ledger) {
+            this.ledger = ledger;
+            synchronized (bookies) {
+                closedAtOpen = ledger.closed;
+                lastAtOpen = ledger.entries.size() - 1;
+            }
+            metadataAtOpen = metadata(ledger, closedAtOpen, lastAtOpen);
+        }
+
+        @Override
+        public CompletableFuture<LedgerEntries> readAsync(long first, long last) {
+            return readUnconfirmedAsync(first, last);
+        }
+
+        @Override
+        public CompletableFuture<LedgerEntries> readUnconfirmedAsync(long first, long last) {
+            try {
+                alive();
+                return CompletableFuture.completedFuture(entries(ledger.id, first, bookies.read(ledger, first, last)));
+            } catch (BKException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+
+        @Override
+        public CompletableFuture<Long> readLastAddConfirmedAsync() {
+            try {
+                alive();
+                if (bookies.isDown()) {
+                    throw BKException.create(BKException.Code.BookieHandleNotAvailableException);
+                }
+                return CompletableFuture.completedFuture(bookies.lastEntry(ledger));
+            } catch (BKException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+
+        @Override
+        public CompletableFuture<Long> tryReadLastAddConfirmedAsync() {
+            return readLastAddConfirmedAsync();
+        }
+
+        @Override
+        public long getLastAddConfirmed() {
+            return closedAtOpen ? lastAtOpen : bookies.lastEntry(ledger);
+        }
+
+        @Override
+        public long getLength() {
+            return 0;
+        }
+
+        @Override
+        public boolean isClosed() {
+            return closedAtOpen;
+        }
+
+        @Override
+        public CompletableFuture<LastConfirmedAndEntry> readLastAddConfirmedAndEntryAsync(long entryId,
+                long timeOutInMillis, boolean parallel) {
+            return CompletableFuture.failedFuture(new UnsupportedOperationException("not simulated"));
+        }
+
+        @Override
+        public long getId() {
+            return ledger.id;
+        }
+
+        @Override
+        public CompletableFuture<Void> closeAsync() {
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public LedgerMetadata getLedgerMetadata() {
+            return metadataAtOpen;
+        }
+    }
+}
