@@ -6,9 +6,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.bookkeeper.mledger.Position;
 import org.apache.pulsar.broker.PulsarService;
+import org.apache.pulsar.broker.loadbalance.extensions.channel.ServiceUnitStateTableViewImpl;
 import org.apache.pulsar.broker.service.persistent.PersistentSubscription;
 import org.apache.pulsar.broker.service.persistent.PersistentTopic;
 import org.apache.pulsar.common.api.proto.CommandAck.AckType;
@@ -24,13 +26,20 @@ import org.apache.pulsar.compaction.TopicCompactionService;
  * (conf/nereus.conf does). A topic whose managed ledger Nereus stores gets a {@link NereusTopicCompactionService}: its
  * compacted view is the stream's TOPIC_COMPACTED view, published with its horizon in one metadata transaction. Every
  * other topic (a namespace on the {@code bookkeeper} storage class, a ledger routed to the stock factory, a broker
- * whose storage is not Nereus) gets Pulsar's own compaction service from the superclass, unchanged.
+ * whose storage is not Nereus, a topic Pulsar compacts strategically) gets Pulsar's own compaction service from the
+ * superclass, unchanged.
  *
  * <p>The broker's triggers work as for Pulsar's compactor: {@code compactionThreshold}, {@code pulsar-admin topics
  * compact} and the compaction status go through {@code PersistentTopic}, which calls {@link TopicCompactionService}.
  * Safe for any thread.
  */
 public class NereusCompactionServiceFactory extends PulsarCompactionServiceFactory {
+    /**
+     * Topics Pulsar compacts with its strategic compactor, not through the topic's compaction service
+     * ({@code PersistentTopic.triggerCompaction}): the Extensible Load Manager's service-unit state channel. Their
+     * compacted ledger is written by Pulsar, so they keep Pulsar's compaction service, which reads it.
+     */
+    private static final Set<String> STRATEGIC_TOPICS = Set.of(ServiceUnitStateTableViewImpl.TOPIC);
 
     /** Instantiated by the broker by reflection. */
     public NereusCompactionServiceFactory() {
@@ -40,6 +49,9 @@ public class NereusCompactionServiceFactory extends PulsarCompactionServiceFacto
     public CompletableFuture<TopicCompactionService> newTopicCompactionService(String topic) {
         Objects.requireNonNull(topic, "topic");
         PulsarService pulsar = getPulsarService();
+        if (STRATEGIC_TOPICS.contains(topic)) {
+            return super.newTopicCompactionService(topic);
+        }
         Optional<OpenLedger> ledger = pulsar.getManagedLedgerStorage() instanceof NereusManagedLedgerStorage nereus
                 ? nereus.openNereusLedger(TopicName.get(topic).getPersistenceNamingEncoding()) : Optional.empty();
         if (ledger.isEmpty()) {
