@@ -254,8 +254,10 @@ public final class WalSliceRecovery {
      * @return the slice id once sealed and closed
      */
     private CompletableFuture<Long> salvage(long id) {
-        unclosed.add(id);
-        return store.seal(id).thenCompose(sealed -> closeSealed(id)).thenApply(ignored -> id);
+        return store.seal(id).thenCompose(sealed -> {
+            unclosed.add(id); // only once SEALED: closing the ledger of a slice still OPEN could cut off a commit
+            return closeSealed(id);
+        }).thenApply(ignored -> id);
     }
 
     /** Closes the ledger of SEALED slice {@code id} at the last entry a record names, and forgets it as unclosed. */
