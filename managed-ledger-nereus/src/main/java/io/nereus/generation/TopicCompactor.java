@@ -30,8 +30,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,6 +75,7 @@ public final class TopicCompactor implements AutoCloseable {
     private final Duration maxPublishDelay;
     private final Consumer<StreamId> published;
     private final ExecutorService exec;
+    private final ConcurrentHashMap<StreamId, AtomicLong> changes = new ConcurrentHashMap<>();
 
     /**
      * @param reader          reads stream objects (the previous compacted generation, read-back verification uses the
@@ -99,6 +102,39 @@ public final class TopicCompactor implements AutoCloseable {
     /** The published compacted generation of {@code stream}; its range end is the horizon. Empty: never compacted. */
     public CompletableFuture<Optional<IndexRecord>> compactedRecord(StreamId stream) {
         return index.compactedRecord(stream);
+    }
+
+    /**
+     * How many times this compactor changed the compacted view of {@code stream} (a publication or a
+     * {@link #drop}); a reader that cached the view reads it again when this moved. Only this process's changes:
+     * one broker owns a topic, and a new owner reads the view when it loads the topic. One counter per stream
+     * ever compacted or dropped here (a few bytes each).
+     */
+    public long changes(StreamId stream) {
+        AtomicLong c = changes.get(stream);
+        return c == null ? 0 : c.get();
+    }
+
+    private void changed(StreamId stream) {
+        changes.computeIfAbsent(stream, s -> new AtomicLong()).incrementAndGet();
+        published.accept(stream);
+    }
+
+    /**
+     * Removes the compacted view of {@code stream} (compaction disabled), see
+     * {@link GenerationIndexStore#dropCompaction}: its records are retired in one transaction and their objects
+     * collected after the grace period. A compaction running meanwhile is refused at its publication.
+     *
+     * @return the number of compacted generations retired
+     */
+    public CompletableFuture<Integer> drop(StreamId stream) {
+        return index.dropCompaction(stream).thenApply(retired -> {
+            changed(stream);
+            if (!retired.isEmpty()) {
+                LOG.info("dropped the compacted view: stream={} generations={}", stream, retired.size());
+            }
+            return retired.size();
+        });
     }
 
     /**
@@ -261,7 +297,7 @@ public final class TopicCompactor implements AutoCloseable {
                 IndexRecord record = outcome instanceof CompactionOutcome.Publish p ? p.record()
                         : outcome instanceof CompactionOutcome.AlreadyPublished a ? a.record() : null;
                 if (record != null) {
-                    published.accept(stream);
+                    changed(stream);
                     LOG.info("published compacted generation: stream={} generation={} horizon={} keys={} kept={}"
                             + " bytes={} read={} object={} in {} ms", stream, record.generation(), end, keys.size(),
                             kept.size(), encoded.bytes().length, entriesRead, name, clock.millis() - started);

@@ -271,6 +271,32 @@ public final class GenerationIndexStore {
     }
 
     /**
+     * Removes the compacted view of {@code stream} (compaction disabled: Pulsar's {@code __compaction} subscription
+     * was deleted), in one transaction: every TOPIC_COMPACTED record of the lookup space moves to RETIRED (its object
+     * becomes garbage for the collector). Afterwards the stream has no horizon; a later compaction starts again from
+     * the oldest committed offset. A compaction that read one of these records is refused at its publication
+     * ({@link CompactionOutcome.Superseded}). Idempotent.
+     *
+     * @return the records retired (empty when the stream had no compacted view)
+     */
+    public CompletableFuture<List<IndexRecord>> dropCompaction(StreamId stream) {
+        return guard(() -> {
+            Objects.requireNonNull(stream, "stream");
+            return tx.run(tr -> tr.getRange(ks.indexViewRange(stream, ReadView.TOPIC_COMPACTED)).asList()
+                    .thenApply(kvs -> {
+                        List<IndexRecord> retired = new java.util.ArrayList<>();
+                        for (IndexRecord r : records.index(kvs)) {
+                            IndexRecord gone = r.state() == IndexRecordState.RETIRED ? r
+                                    : r.withState(IndexRecordState.RETIRED);
+                            records.moveToRetired(tr, gone);
+                            retired.add(gone);
+                        }
+                        return List.copyOf(retired);
+                    }));
+        });
+    }
+
+    /**
      * Marks a record QUARANTINED (evidence showed its target unusable): it stays where it is (the lookup or the
      * FALLBACK space) and serves no reads. Returns the record as stored afterwards, or empty when it is in neither.
      * Idempotent; a RETIRED record is never brought back.

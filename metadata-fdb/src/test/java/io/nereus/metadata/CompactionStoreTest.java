@@ -103,6 +103,23 @@ class CompactionStoreTest {
     }
 
     @Test
+    void dropCompaction_retiresTheView_aCompactionThatReadItIsSuperseded_andTheNextStartsAfresh() {
+        IndexRecord first = published(await(index.publishCompaction(request(Optional.empty(), 8, "c1"))));
+        assertThat(await(index.dropCompaction(s))).extracting(IndexRecord::target).containsExactly(first.target());
+        assertThat(await(index.compactedRecord(s))).isEmpty();
+        assertThat(await(index.lookup(s, ReadView.TOPIC_COMPACTED, 3))).isEqualTo(new IndexLookup.Unindexed(3));
+        assertThat(await(index.retiredRecords(s, 10))).extracting(IndexRecord::target).containsExactly(first.target());
+        assertThat(await(index.dropCompaction(s))).as("idempotent").isEmpty();
+
+        assertThat(await(index.publishCompaction(request(Optional.of(first), 12, "c2"))))
+                .isEqualTo(new CompactionOutcome.Superseded(Optional.empty()));
+        IndexRecord fresh = published(await(index.publishCompaction(request(Optional.empty(), 4, "c3"))));
+        assertThat(fresh.range()).isEqualTo(OffsetRange.of(0, 4));
+        assertThat(fresh.generation()).isEqualTo(GenerationId.of(2));
+        assertThat(await(index.compactedRecord(s))).contains(fresh);
+    }
+
+    @Test
     void trim_keepsTheCompactedView_andItServesBelowTheTrimPoint() {
         IndexRecord r = published(await(index.publishCompaction(request(Optional.empty(), 8, "c1"))));
         await(streams.trim(s, 12, e));

@@ -12,6 +12,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.Map;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.junit.jupiter.api.Test;
@@ -30,10 +31,13 @@ class CompactionRestartTest {
         try (StandaloneBroker broker = StandaloneBroker.start("CompactionTest-restart",
                 CompactionTest::segmentsOfTen)) {
             PulsarClient client = broker.newClient();
+            broker.newAdmin().topics().createNonPartitionedTopic(topic);
+            broker.newAdmin().topics().createSubscription(topic, CompactionTest.HOLD, MessageId.earliest);
             try (Producer<String> p = producer(client, topic, false)) {
                 sendRounds(p, 6, 0, 4);
             }
             compact(broker.newAdmin(), topic);
+            broker.newAdmin().topics().deleteSubscription(topic, CompactionTest.HOLD);
             if (StorageMode.current() == StorageMode.NEREUS) {
                 // the compacted offsets leave the topic: from now on only the compacted view holds them
                 PulsarClient trimmer = client;

@@ -88,6 +88,22 @@ class CompactionTest {
         return stats.compactedLedger == null ? -1 : stats.compactedLedger.ledgerId;
     }
 
+    /**
+     * A fresh topic whose messages a durable subscription {@value #HOLD} keeps until the test releases them. A topic
+     * without a durable subscription counts every message as consumed: on Nereus (segments of 10 here) its full
+     * segments may be trimmed as soon as a cursor is created, also before a compaction reads them (Pulsar's compactor
+     * sees only what is kept too; a topic with compaction enabled gets its {@code __compaction} subscription when it
+     * loads, which holds them).
+     */
+    static String heldTopic(PulsarAdmin admin, String prefix) throws Exception {
+        String topic = SharedBroker.uniqueTopic(prefix);
+        admin.topics().createNonPartitionedTopic(topic);
+        admin.topics().createSubscription(topic, HOLD, MessageId.earliest);
+        return topic;
+    }
+
+    static final String HOLD = "hold";
+
     static Producer<String> producer(PulsarClient client, String topic, boolean batching) throws Exception {
         return client.newProducer(Schema.STRING).topic(topic).enableBatching(batching)
                 .batchingMaxMessages(10).batchingMaxPublishDelay(1, TimeUnit.SECONDS).create();
@@ -140,7 +156,7 @@ class CompactionTest {
 
     @Test
     void compaction_keepsTheLatestValuePerKey_dropsDeletedKeysAndKeylessMessages() throws Exception {
-        String topic = SharedBroker.uniqueTopic("compact-latest");
+        String topic = heldTopic(BROKER.admin(), "compact-latest");
         PulsarClient client = BROKER.client();
         try (Producer<String> p = producer(client, topic, false)) {
             sendRounds(p, 10, 0, 3);
@@ -161,7 +177,7 @@ class CompactionTest {
 
     @Test
     void batchedProducer_isCompactedMessageByMessage() throws Exception {
-        String topic = SharedBroker.uniqueTopic("compact-batched");
+        String topic = heldTopic(BROKER.admin(), "compact-batched");
         PulsarClient client = BROKER.client();
         try (Producer<String> p = producer(client, topic, true)) {
             sendRounds(p, 7, 0, 5);
@@ -181,7 +197,7 @@ class CompactionTest {
     void readCompactedConsumers_exclusiveAndFailover_getTheCompactedViewThenTheLiveTail() throws Exception {
         PulsarClient client = BROKER.client();
         for (SubscriptionType type : List.of(SubscriptionType.Exclusive, SubscriptionType.Failover)) {
-            String topic = SharedBroker.uniqueTopic("compact-consumer-" + type);
+            String topic = heldTopic(BROKER.admin(), "compact-consumer-" + type);
             try (Producer<String> p = producer(client, topic, false)) {
                 sendRounds(p, 5, 0, 4);
                 compact(BROKER.admin(), topic);
@@ -202,7 +218,7 @@ class CompactionTest {
 
     @Test
     void getLastMessageId_onACompactedTopicEndingWithADelete_isTheLastCompactedMessage() throws Exception {
-        String topic = SharedBroker.uniqueTopic("compact-last-id");
+        String topic = heldTopic(BROKER.admin(), "compact-last-id");
         PulsarClient client = BROKER.client();
         MessageIdAdv kept;
         try (Producer<String> p = producer(client, topic, false)) {
@@ -224,12 +240,13 @@ class CompactionTest {
 
     @Test
     void compactionThenTrimming_theCompactedViewKeepsEveryKey() throws Exception {
-        String topic = SharedBroker.uniqueTopic("compact-trim");
+        String topic = heldTopic(BROKER.admin(), "compact-trim");
         PulsarClient client = BROKER.client();
         try (Producer<String> p = producer(client, topic, false)) {
             sendRounds(p, 8, 0, 5);
         }
         compact(BROKER.admin(), topic);
+        BROKER.admin().topics().deleteSubscription(topic, HOLD);
         if (StorageMode.current() == StorageMode.NEREUS) {
             await().atMost(COMPACTION_WAIT).until(() -> {
                 BROKER.admin().topics().trimTopic(topic);
@@ -244,7 +261,7 @@ class CompactionTest {
 
     @Test
     void seekByIdAndByPublishTime_onTheCompactedView() throws Exception {
-        String topic = SharedBroker.uniqueTopic("compact-seek");
+        String topic = heldTopic(BROKER.admin(), "compact-seek");
         PulsarClient client = BROKER.client();
         try (Producer<String> p = producer(client, topic, false)) {
             sendRounds(p, 10, 0, 3);
@@ -273,5 +290,60 @@ class CompactionTest {
         MessageIdAdv wantId = (MessageIdAdv) want.getMessageId();
         assertThat(found.getLedgerId()).isEqualTo(wantId.getLedgerId());
         assertThat(found.getEntryId()).isEqualTo(wantId.getEntryId());
+    }
+
+    /**
+     * Pulsar's compactor subscribes the topic's {@code __compaction} subscription before it reads (it holds what the
+     * next compaction reads), even when there is nothing to compact; once the compaction is done the subscription
+     * stands at the last message compacted (what Pulsar's own GetLastMessageIdCompactedTest waits for).
+     */
+    @Test
+    void compactionSubscription_isOpenedByEveryCompaction_andEndsAtTheLastMessage() throws Exception {
+        String topic = SharedBroker.uniqueTopic("compact-sub");
+        PulsarAdmin admin = BROKER.admin();
+        admin.topics().createNonPartitionedTopic(topic);
+        admin.topics().triggerCompaction(topic);
+        await().atMost(COMPACTION_WAIT).until(() ->
+                admin.topics().compactionStatus(topic).status == LongRunningProcessStatus.Status.SUCCESS);
+        assertThat(admin.topics().getSubscriptions(topic)).as("after compacting an empty topic")
+                .contains("__compaction");
+
+        PulsarClient client = BROKER.client();
+        try (Producer<String> p = producer(client, topic, false)) {
+            sendRounds(p, 4, 0, 2);
+        }
+        compact(admin, topic);
+        await().atMost(COMPACTION_WAIT).untilAsserted(() -> {
+            var stats = admin.topics().getInternalStats(topic);
+            assertThat(stats.cursors.get("__compaction").markDeletePosition).isEqualTo(stats.lastConfirmedEntry);
+        });
+    }
+
+    /**
+     * Deleting the {@code __compaction} subscription disables compaction: Pulsar's compactor subscription deletes the
+     * compacted ledger with it, so {@code readCompacted} readers read the whole topic again, also after the topic
+     * reloads; the next compaction builds the compacted view afresh.
+     */
+    @Test
+    void deletingTheCompactionSubscription_dropsTheCompactedView_untilTheNextCompaction() throws Exception {
+        PulsarClient client = BROKER.client();
+        PulsarAdmin admin = BROKER.admin();
+        String topic = heldTopic(admin, "compact-disable");
+        try (Producer<String> p = producer(client, topic, false)) {
+            sendRounds(p, 5, 0, 3);
+        }
+        compact(admin, topic);
+        assertThat(readAll(client, topic, true)).hasSize(5);
+
+        admin.topics().deleteSubscription(topic, "__compaction");
+        // Pulsar's compactor subscription drops its compacted ledger just after the deletion is acknowledged
+        await().atMost(COMPACTION_WAIT).untilAsserted(() ->
+                assertThat(readAll(client, topic, true)).as("compaction disabled: the whole topic").hasSize(15));
+        admin.topics().unload(topic);
+        assertThat(readAll(client, topic, true)).as("after a reload").hasSize(15);
+
+        admin.topics().triggerCompaction(topic);
+        await().atMost(COMPACTION_WAIT).untilAsserted(() ->
+                assertThat(byKey(readAll(client, topic, true))).containsExactlyInAnyOrderEntriesOf(expected(5, "r2-")));
     }
 }

@@ -59,27 +59,45 @@ public class NereusCompactionServiceFactory extends PulsarCompactionServiceFacto
         }
         boolean retainNullKey = pulsar.getConfiguration().isTopicCompactionRetainNullKey();
         return CompletableFuture.completedFuture(new NereusTopicCompactionService(topic, ledger.get(), retainNullKey,
-                position -> moveCompactionCursor(pulsar, topic, position)));
+                new NereusTopicCompactionService.CompactionCursor() {
+                    @Override
+                    public CompletableFuture<Void> open() {
+                        return compactionSubscription(pulsar, topic).thenAccept(s -> { });
+                    }
+
+                    @Override
+                    public CompletableFuture<Void> moveTo(Position position) {
+                        return moveCompactionCursor(pulsar, topic, position);
+                    }
+                }));
     }
 
     /**
-     * Acknowledges the topic's {@code __compaction} subscription up to {@code position} (the last compacted one),
-     * creating it from the earliest position first if it does not exist, as Pulsar's compactor does by subscribing.
+     * The topic's {@code __compaction} subscription, created from the earliest position if it does not exist, as
+     * Pulsar's compactor does by subscribing; empty when the topic is not loaded here.
      */
-    private static CompletableFuture<Void> moveCompactionCursor(PulsarService pulsar, String topic, Position position) {
+    private static CompletableFuture<Optional<PersistentSubscription>> compactionSubscription(PulsarService pulsar,
+            String topic) {
         return pulsar.getBrokerService().getTopicIfExists(topic).thenCompose(t -> {
             if (t.isEmpty() || !(t.get() instanceof PersistentTopic pt)) {
-                return CompletableFuture.completedFuture(null);
+                return CompletableFuture.completedFuture(Optional.empty());
             }
             PersistentSubscription existing = pt.getSubscription(Compactor.COMPACTION_SUBSCRIPTION);
             CompletableFuture<?> sub = existing != null ? CompletableFuture.completedFuture(existing)
                     : pt.createSubscription(Compactor.COMPACTION_SUBSCRIPTION, InitialPosition.Earliest, false, null);
-            return sub.thenAccept(ignored -> {
-                PersistentSubscription s = pt.getSubscription(Compactor.COMPACTION_SUBSCRIPTION);
-                if (s != null && s.getCursor().getMarkDeletedPosition().compareTo(position) < 0) {
-                    s.acknowledgeMessage(List.of(position), AckType.Cumulative, Map.of());
-                }
-            });
+            return sub.thenApply(ignored -> Optional.ofNullable(pt.getSubscription(Compactor.COMPACTION_SUBSCRIPTION)));
+        });
+    }
+
+    /**
+     * Acknowledges the topic's {@code __compaction} subscription up to {@code position} (the last compacted one),
+     * creating it from the earliest position first if it does not exist.
+     */
+    private static CompletableFuture<Void> moveCompactionCursor(PulsarService pulsar, String topic, Position position) {
+        return compactionSubscription(pulsar, topic).thenAccept(s -> {
+            if (s.isPresent() && s.get().getCursor().getMarkDeletedPosition().compareTo(position) < 0) {
+                s.get().acknowledgeMessage(List.of(position), AckType.Cumulative, Map.of());
+            }
         });
     }
 }

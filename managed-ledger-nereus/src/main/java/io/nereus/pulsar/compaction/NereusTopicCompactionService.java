@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
 import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.Entry;
 import org.apache.bookkeeper.mledger.Position;
@@ -35,27 +34,41 @@ import org.slf4j.LoggerFactory;
  * live topic (Pulsar's dispatcher does that switch, {@code CompactedTopicUtils}).
  *
  * <p>The current generation is read from the metadata when the service is created (a topic load, after a restart or
- * an ownership change, sees the horizon every earlier owner published: it never moves back) and replaced after each
- * compaction. After a successful compaction the {@code __compaction} cursor is moved to the horizon (created if
- * absent, as Pulsar's compactor subscribes it), never ahead of what is published. Thread-safe: the generation is a
- * volatile reference; compactions of one topic are serialized by the broker ({@code PersistentTopic}).
+ * an ownership change, sees the horizon every earlier owner published: it never moves back) and again whenever this
+ * broker's compactor changed it (a compaction; the view dropped because the {@code __compaction} subscription was
+ * deleted, which disables compaction as Pulsar's compactor subscription does by deleting its compacted ledger). A
+ * compaction first opens the {@code __compaction} subscription (as Pulsar's compactor subscribes it) and, after a
+ * successful publication, moves it to the horizon, never ahead of what is published. Thread-safe: the generation is
+ * a volatile reference; compactions of one topic are serialized by the broker ({@code PersistentTopic}).
  */
 final class NereusTopicCompactionService implements TopicCompactionService {
     private static final Logger LOG = LoggerFactory.getLogger(NereusTopicCompactionService.class);
     /** Compacted entries read per step when searching by publish time or entry index. */
     static final int SEARCH_CHUNK = 100;
+    /** Compactions run again when offsets they read were trimmed under them. */
+    static final int TRIMMED_RETRIES = 3;
 
     private final String topic;
     private final OpenLedger ledger;
     private final PulsarCompactionPolicy policy;
-    private final Function<Position, CompletableFuture<Void>> compactionCursor;
-    private volatile CompletableFuture<Optional<IndexRecord>> current;
+    private final CompactionCursor compactionCursor;
+    /** The compacted view as last read, and the compactor's change count of the stream when it was read. */
+    private volatile View current;
 
-    /**
-     * @param compactionCursor moves the topic's {@code __compaction} cursor to a position (the last compacted one)
-     */
+    /** The topic's {@code __compaction} subscription, as Pulsar's compactor uses it. */
+    interface CompactionCursor {
+        /** Creates the subscription at the earliest position unless it exists. */
+        CompletableFuture<Void> open();
+
+        /** Acknowledges the subscription up to {@code position} (the last compacted one), creating it if absent. */
+        CompletableFuture<Void> moveTo(Position position);
+    }
+
+    private record View(long changes, CompletableFuture<Optional<IndexRecord>> record) {
+    }
+
     NereusTopicCompactionService(String topic, OpenLedger ledger, boolean retainNullKey,
-            Function<Position, CompletableFuture<Void>> compactionCursor) {
+            CompactionCursor compactionCursor) {
         this.topic = Objects.requireNonNull(topic, "topic");
         this.ledger = Objects.requireNonNull(ledger, "ledger");
         this.policy = new PulsarCompactionPolicy(ledger.ledgerId(), retainNullKey);
@@ -63,30 +76,69 @@ final class NereusTopicCompactionService implements TopicCompactionService {
         this.current = load();
     }
 
-    private CompletableFuture<Optional<IndexRecord>> load() {
-        return ledger.storage().compactor().compactedRecord(ledger.stream().id());
+    private View load() {
+        long changes = ledger.storage().compactor().changes(ledger.stream().id());
+        return new View(changes, ledger.storage().compactor().compactedRecord(ledger.stream().id()));
     }
 
+    /**
+     * The current compacted view: the one in memory unless this broker's compactor changed it since it was read (a
+     * compaction, or the view dropped when the {@code __compaction} subscription was deleted).
+     */
+    private CompletableFuture<Optional<IndexRecord>> view() {
+        View v = current;
+        if (v.changes() != ledger.storage().compactor().changes(ledger.stream().id())) {
+            v = load();
+            current = v;
+        }
+        return v.record();
+    }
+
+    /**
+     * Opens the {@code __compaction} subscription first, as Pulsar's compactor does when it subscribes (it holds the
+     * offsets a later compaction reads), then compacts and moves the subscription to the new horizon.
+     */
     @Override
     public CompletableFuture<Void> compact() {
-        return ledger.storage().compact(ledger.stream(), policy).thenCompose(result -> {
-            if (result instanceof CompactionResult.Published p) {
-                current = CompletableFuture.completedFuture(Optional.of(p.record()));
-                return compactionCursor.apply(lastPosition(p.record())).exceptionally(error -> {
-                    LOG.warn("compacted, but the __compaction cursor did not move to the horizon; it holds the"
-                            + " offsets above its position until the next compaction: topic={} horizon={}", topic,
-                            p.record().endOffset(), Failures.unwrap(error));
-                    return null;
+        return compactionCursor.open()
+                .thenCompose(opened -> compactOnce(TRIMMED_RETRIES))
+                .thenCompose(result -> {
+                    // read again rather than taking the result's record: a drop may have come after the publication
+                    current = load();
+                    if (result instanceof CompactionResult.Published p) {
+                        return compactionCursor.moveTo(lastPosition(p.record())).exceptionally(error -> {
+                            LOG.warn("compacted, but the __compaction cursor did not move to the horizon; it holds"
+                                    + " the offsets above its position until the next compaction: topic={}"
+                                    + " horizon={}", topic, p.record().endOffset(), Failures.unwrap(error));
+                            return null;
+                        });
+                    }
+                    if (result instanceof CompactionResult.UpToDate) {
+                        return CompletableFuture.completedFuture(null);
+                    }
+                    return CompletableFuture.failedFuture(new IllegalStateException("compaction of " + topic
+                            + " was not published: " + ((CompactionResult.Refused) result).outcome()));
                 });
+    }
+
+    /**
+     * One compaction of the stream, run again (at most {@code retries} more times, from a new head) when offsets it
+     * was reading were trimmed meanwhile: a trim decided before the {@code __compaction} subscription existed may
+     * land after the compaction read the head. Once the subscription exists it holds every offset a compaction reads.
+     */
+    private CompletableFuture<CompactionResult> compactOnce(int retries) {
+        return ledger.storage().compact(ledger.stream(), policy).handle((result, error) -> {
+            if (error == null) {
+                return CompletableFuture.completedFuture(result);
             }
-            if (result instanceof CompactionResult.UpToDate u) {
-                current = CompletableFuture.completedFuture(u.current());
-                return CompletableFuture.completedFuture(null);
+            Throwable cause = Failures.unwrap(error);
+            if (retries > 0 && cause instanceof NereusException n && n.code() == ErrorCode.OFFSET_TRIMMED) {
+                LOG.info("offsets were trimmed while the compaction read them; compacting again from the new trim"
+                        + " point: topic={}", topic);
+                return compactOnce(retries - 1);
             }
-            current = load();
-            return CompletableFuture.failedFuture(new IllegalStateException("compaction of " + topic
-                    + " was not published: " + ((CompactionResult.Refused) result).outcome()));
-        });
+            return CompletableFuture.<CompactionResult>failedFuture(cause);
+        }).thenCompose(f -> f);
     }
 
     private Position lastPosition(IndexRecord record) {
@@ -108,7 +160,7 @@ final class NereusTopicCompactionService implements TopicCompactionService {
 
     /** Compacted entries from the first ending after {@code from}; none at or beyond the horizon. */
     private CompletableFuture<List<StreamEntry>> read(long from, int max, boolean mayReload) {
-        return current.thenCompose(record -> {
+        return view().thenCompose(record -> {
             if (record.isEmpty() || from >= record.get().endOffset()) {
                 return CompletableFuture.completedFuture(List.<StreamEntry>of());
             }
@@ -137,14 +189,14 @@ final class NereusTopicCompactionService implements TopicCompactionService {
 
     @Override
     public CompletableFuture<Entry> readLastCompactedEntry() {
-        return current.thenCompose(record -> record.isEmpty() ? CompletableFuture.completedFuture(null)
+        return view().thenCompose(record -> record.isEmpty() ? CompletableFuture.completedFuture(null)
                 : ledger.storage().compactor().last(record.get()).thenApply(last -> last.map(e ->
                         (Entry) EntryImpl.create(ledger.ledgerId(), e.range().start(), e.payload())).orElse(null)));
     }
 
     @Override
     public CompletableFuture<Position> getLastCompactedPosition() {
-        return current.thenApply(record -> record.map(this::lastPosition).orElse(null));
+        return view().thenApply(record -> record.map(this::lastPosition).orElse(null));
     }
 
     @Override

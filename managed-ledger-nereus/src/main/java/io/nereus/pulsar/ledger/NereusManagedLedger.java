@@ -43,6 +43,7 @@ import org.apache.bookkeeper.mledger.intercept.ManagedLedgerInterceptor;
 import org.apache.bookkeeper.mledger.proto.MLDataFormats.ManagedLedgerInfo.LedgerInfo;
 import org.apache.pulsar.common.api.proto.CommandSubscribe.InitialPosition;
 import org.apache.pulsar.common.policies.data.ManagedLedgerInternalStats;
+import org.apache.pulsar.compaction.Compactor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -440,10 +441,16 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     private CompletableFuture<Void> deleteCursorAsync(String cursorName) {
-        return cursors.remove(cursorName).map(c -> c.deleteState().thenRun(trimmer::trimSoon))
+        CompletableFuture<Void> deleted = cursors.remove(cursorName).map(c -> c.deleteState().thenRun(trimmer::trimSoon))
                 // not open here: the stored state may still exist (it is removed conditionally on our epoch)
                 .orElseGet(() -> cursorStore.deleteCursor(streamId(), cursorName, writerEpoch)
                         .thenAccept(this::checkWritten));
+        if (!Compactor.COMPACTION_SUBSCRIPTION.equals(cursorName)) {
+            return deleted;
+        }
+        // compaction disabled: as Pulsar's compactor subscription deletes its compacted ledger once its cursor is
+        // gone, the stream's compacted view goes with the cursor (NereusCompactionServiceFactory)
+        return deleted.thenCompose(v -> factory.streams().compactor().drop(streamId())).thenApply(n -> null);
     }
 
     WriteOutcome checkWritten(WriteOutcome outcome) {
