@@ -130,4 +130,71 @@ class SpaceReclaimTest {
             assertThat(recreated).last().asString().startsWith("new-9-");
         }
     }
+
+    /** The compacted objects (TOPIC_COMPACTED view, code 2) in the object store: stream id and object name. */
+    private static Set<String> compactedObjects(Path objects) {
+        Path streams = objects.resolve("streams");
+        Set<String> out = new TreeSet<>();
+        if (!Files.isDirectory(streams)) {
+            return out;
+        }
+        try (Stream<Path> all = Files.walk(streams)) {
+            all.filter(Files::isRegularFile).filter(f -> !f.getFileName().toString().startsWith("."))
+                    .map(streams::relativize).filter(r -> r.getNameCount() == 3 && r.getName(1).toString().equals("2"))
+                    .forEach(r -> out.add(r.toString()));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    /**
+     * Deleting a compacted topic gives back its compacted view's space too: on Nereus the TOPIC_COMPACTED objects
+     * leave the object store, on stock the compacted ledger leaves BookKeeper (the topic's deletion unsubscribes
+     * {@code __compaction}, which deletes it).
+     */
+    @Test
+    void deletedCompactedTopic_itsCompactedViewIsCollected() throws Exception {
+        boolean nereus = StorageMode.current() == StorageMode.NEREUS;
+        String topic = "persistent://public/default/reclaim-compacted";
+        try (StandaloneBroker broker = StandaloneBroker.start("SpaceReclaimTest-compacted", conf -> {
+            conf.getProperties().setProperty("nereusCollectorIntervalSeconds", "1");
+            conf.getProperties().setProperty("nereusObjectDeleteGraceSeconds", "2");
+        })) {
+            PulsarClient client = broker.newClient();
+            PulsarAdmin admin = broker.newAdmin();
+            admin.topics().createNonPartitionedTopic(topic);
+            admin.topics().createSubscription(topic, "hold", org.apache.pulsar.client.api.MessageId.earliest);
+            try (Producer<byte[]> p = client.newProducer(Schema.BYTES).topic(topic).enableBatching(false).create()) {
+                for (int i = 0; i < 200; i++) {
+                    p.newMessage().key("k" + (i % 50)).value(("v" + i).getBytes(StandardCharsets.UTF_8)).sendAsync();
+                }
+                p.flush();
+            }
+            admin.topics().triggerCompaction(topic);
+            await().atMost(WAIT).until(() -> admin.topics().compactionStatus(topic).status
+                    == org.apache.pulsar.client.admin.LongRunningProcessStatus.Status.SUCCESS);
+            long compactedLedger;
+            Set<String> compacted = new TreeSet<>();
+            if (nereus) {
+                compactedLedger = -1;
+                compacted.addAll(compactedObjects(broker.objectStoreDir()));
+                assertThat(compacted).as("the compacted view's object").hasSize(1);
+            } else {
+                await().atMost(WAIT).until(() -> admin.topics().getInternalStats(topic).compactedLedger.ledgerId != -1);
+                compactedLedger = admin.topics().getInternalStats(topic).compactedLedger.ledgerId;
+                assertThat(broker.ledgers()).contains(compactedLedger);
+            }
+
+            admin.topics().delete(topic, true);
+
+            if (nereus) {
+                await().atMost(WAIT).untilAsserted(() -> assertThat(compactedObjects(broker.objectStoreDir()))
+                        .as("compacted objects after the topic's deletion").doesNotContainAnyElementsOf(compacted));
+            } else {
+                await().atMost(WAIT).untilAsserted(() -> assertThat(broker.ledgers())
+                        .as("ledgers after the topic's deletion").doesNotContain(compactedLedger));
+            }
+        }
+    }
 }
