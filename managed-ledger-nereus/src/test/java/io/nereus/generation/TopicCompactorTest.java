@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.GenerationId;
 import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
@@ -21,6 +22,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -166,5 +170,93 @@ class TopicCompactorTest {
         IndexRecord second = compact();
         assertThat(second.range()).isEqualTo(OffsetRange.of(0, 3));
         assertThat(compacted(second)).containsExactly("1:b=1", "2:a=2");
+    }
+
+    /** {@link KeyValuePolicy} whose first scan waits until released: holds a compaction after it read the view. */
+    static final class HeldPolicy implements CompactionPolicy {
+        final KeyValuePolicy inner = new KeyValuePolicy();
+        final CountDownLatch scanning = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+
+        @Override
+        public void scan(StreamEntry entry, KeyTable keys) {
+            scanning.countDown();
+            try {
+                assertThat(release.await(60, TimeUnit.SECONDS)).as("released").isTrue();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+            inner.scan(entry, keys);
+        }
+
+        @Override
+        public Optional<byte[]> retain(StreamEntry entry, KeyTable keys) {
+            return inner.retain(entry, keys);
+        }
+    }
+
+    @Test
+    void twoCompactionsRacing_oneIsPublished_theOtherIsRefusedAndItsObjectDeleted_theViewNeverGoesBack()
+            throws Exception {
+        append("a=1", "b=1");
+        IndexRecord first = compact();
+        append("a=2", "c=1");
+        // broker b's compaction reads the view and the head [0, 4), then waits inside its first pass
+        StreamStorage other = engine.storage("broker-b", CONFIG);
+        try {
+            NereusStream otherStream = await(other.openStream("topic"));
+            HeldPolicy held = new HeldPolicy();
+            CompletableFuture<CompactionResult> racing = other.compact(otherStream, held);
+            assertThat(held.scanning.await(60, TimeUnit.SECONDS)).as("b's compaction is reading").isTrue();
+            // meanwhile this broker's compaction publishes [0, 5)
+            append("c=2");
+            IndexRecord winner = compact();
+            assertThat(winner.range()).isEqualTo(OffsetRange.of(0, 5));
+            held.release.countDown();
+
+            CompactionResult lost = racing.get(60, TimeUnit.SECONDS);
+            assertThat(lost).isInstanceOf(CompactionResult.Refused.class);
+            assertThat(((CompactionResult.Refused) lost).outcome())
+                    .isEqualTo(new io.nereus.metadata.CompactionOutcome.Superseded(Optional.of(winner)));
+            assertThat(await(storage.compactor().compactedRecord(stream.id()))).as("the view never went back")
+                    .contains(winner);
+            assertThat(compacted(winner)).containsExactly("1:b=1", "2:a=2", "4:c=2");
+            assertThat(first.generation()).isLessThan(winner.generation());
+            // the refused compaction deleted its object
+            String prefix = "streams/" + stream.id().value() + "/" + ReadView.TOPIC_COMPACTED.code() + "/";
+            // (the first generation's object waits for the collector)
+            assertThat(await(engine.objects.list(prefix))).extracting(o -> o.name().value())
+                    .containsExactlyInAnyOrder(((ObjectTarget) winner.target()).key(),
+                            ((ObjectTarget) first.target()).key());
+        } finally {
+            await(other.closeAsync());
+        }
+    }
+
+    @Test
+    void droppedView_aCompactionThatReadItIsRefused_andTheNextStartsAfresh() throws Exception {
+        append("a=1", "b=1");
+        compact();
+        append("a=2");
+        StreamStorage other = engine.storage("broker-b", CONFIG);
+        try {
+            NereusStream otherStream = await(other.openStream("topic"));
+            HeldPolicy held = new HeldPolicy();
+            CompletableFuture<CompactionResult> racing = other.compact(otherStream, held);
+            assertThat(held.scanning.await(60, TimeUnit.SECONDS)).isTrue();
+            long before = storage.compactor().changes(stream.id());
+            assertThat(await(storage.compactor().drop(stream.id()))).isEqualTo(1);
+            assertThat(storage.compactor().changes(stream.id())).isGreaterThan(before);
+            held.release.countDown();
+            assertThat(racing.get(60, TimeUnit.SECONDS)).isEqualTo(new CompactionResult.Refused(
+                    new io.nereus.metadata.CompactionOutcome.Superseded(Optional.empty())));
+            assertThat(await(storage.compactor().compactedRecord(stream.id()))).isEmpty();
+        } finally {
+            await(other.closeAsync());
+        }
+        IndexRecord fresh = compact();
+        assertThat(fresh.range()).isEqualTo(OffsetRange.of(0, 3));
+        assertThat(compacted(fresh)).containsExactly("1:b=1", "2:a=2");
     }
 }

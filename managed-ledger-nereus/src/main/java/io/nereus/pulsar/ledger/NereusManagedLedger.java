@@ -441,7 +441,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     }
 
     private CompletableFuture<Void> deleteCursorAsync(String cursorName) {
-        CompletableFuture<Void> deleted = cursors.remove(cursorName).map(c -> c.deleteState().thenRun(trimmer::trimSoon))
+        CompletableFuture<Void> deleted = cursors.remove(cursorName)
+                .map(c -> c.deleteState().thenRun(trimmer::trimSoon))
                 // not open here: the stored state may still exist (it is removed conditionally on our epoch)
                 .orElseGet(() -> cursorStore.deleteCursor(streamId(), cursorName, writerEpoch)
                         .thenAccept(this::checkWritten));
