@@ -35,7 +35,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class CompactionTest {
     @RegisterExtension
-    static final SharedBroker BROKER = new SharedBroker(CompactionTest::segmentsOfTen);
+    static final SharedBroker BROKER = new SharedBroker(conf -> {
+        segmentsOfTen(conf);
+        // the broker's threshold check (compactionThreshold) every second instead of every minute
+        conf.setBrokerServiceCompactionMonitorIntervalInSeconds(1);
+    });
 
     /**
      * On Nereus, trim points fall on multiples of {@code managedLedgerMaxEntriesPerLedger} (its segments), so a
@@ -345,5 +349,27 @@ class CompactionTest {
         admin.topics().triggerCompaction(topic);
         await().atMost(COMPACTION_WAIT).untilAsserted(() ->
                 assertThat(byKey(readAll(client, topic, true))).containsExactlyInAnyOrderEntriesOf(expected(5, "r2-")));
+    }
+
+    /**
+     * The broker's own trigger: with a compaction threshold on the topic, its {@code __compaction} subscription is
+     * created at once (it holds the messages) and the broker's compaction monitor compacts the topic once its backlog
+     * passes the threshold, without anyone asking.
+     */
+    @Test
+    void compactionThreshold_theBrokerCompactsTheTopicByItself() throws Exception {
+        PulsarClient client = BROKER.client();
+        PulsarAdmin admin = BROKER.admin();
+        String topic = SharedBroker.uniqueTopic("compact-threshold");
+        admin.topics().createNonPartitionedTopic(topic);
+        admin.topicPolicies().setCompactionThreshold(topic, 1024);
+        await().atMost(COMPACTION_WAIT).until(() -> Long.valueOf(1024).equals(
+                admin.topicPolicies().getCompactionThreshold(topic)));
+        try (Producer<String> p = producer(client, topic, false)) {
+            sendRounds(p, 10, 0, 10);
+        }
+        await().atMost(COMPACTION_WAIT).untilAsserted(() -> assertThat(byKey(readAll(client, topic, true)))
+                .containsExactlyInAnyOrderEntriesOf(expected(10, "r9-")));
+        assertThat(admin.topics().compactionStatus(topic).status).isEqualTo(LongRunningProcessStatus.Status.SUCCESS);
     }
 }
