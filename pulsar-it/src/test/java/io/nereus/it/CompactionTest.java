@@ -324,6 +324,36 @@ class CompactionTest {
     }
 
     /**
+     * {@code topics stats-internal} names the compacted view in {@code compactedLedger}, a new one after each
+     * compaction, with the entries it keeps (on Nereus its generation and payload bytes; on stock the compacted
+     * ledger, whose size counts its entries' headers too).
+     */
+    @Test
+    void internalStats_reportTheCompactedView() throws Exception {
+        PulsarAdmin admin = BROKER.admin();
+        String topic = heldTopic(admin, "compact-stats");
+        assertThat(admin.topics().getInternalStats(topic).compactedLedger.ledgerId).as("never compacted")
+                .isEqualTo(-1);
+        PulsarClient client = BROKER.client();
+        try (Producer<String> p = producer(client, topic, false)) {
+            sendRounds(p, 6, 0, 3);
+        }
+        compact(admin, topic);
+        var first = admin.topics().getInternalStats(topic).compactedLedger;
+        assertThat(first.ledgerId).isNotEqualTo(-1);
+        assertThat(first.entries).isEqualTo(6);
+        assertThat(first.size).isPositive();
+        try (Producer<String> p = producer(client, topic, false)) {
+            p.newMessage().key("k0").value(null).send();
+        }
+        compact(admin, topic);
+        var second = admin.topics().getInternalStats(topic).compactedLedger;
+        assertThat(second.ledgerId).isNotEqualTo(first.ledgerId).isNotEqualTo(-1);
+        assertThat(second.entries).isEqualTo(5);
+        assertThat(second.size).isLessThan(first.size);
+    }
+
+    /**
      * Deleting the {@code __compaction} subscription disables compaction: Pulsar's compactor subscription deletes the
      * compacted ledger with it, so {@code readCompacted} readers read the whole topic again, also after the topic
      * reloads; the next compaction builds the compacted view afresh.

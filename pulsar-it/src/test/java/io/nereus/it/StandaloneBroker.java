@@ -55,6 +55,7 @@ public final class StandaloneBroker implements AutoCloseable {
 
     /** As conf/nereus.conf sets it: Nereus topics compact into their TOPIC_COMPACTED view. */
     static final String NEREUS_COMPACTION_FACTORY = "io.nereus.pulsar.compaction.NereusCompactionServiceFactory";
+    static final String NEREUS_TOPIC_FACTORY = "io.nereus.pulsar.compaction.NereusTopicFactory";
 
     /** Broker setting read by the Nereus plugin: where its embedded FoundationDB keeps durable metadata. */
     public static final String NEREUS_FDB_DIR_KEY = "nereusEmbeddedFdbDir";
@@ -361,6 +362,7 @@ public final class StandaloneBroker implements AutoCloseable {
         conf.setManagedLedgerStorageClassName(storage.storageClassName());
         if (storage == StorageMode.NEREUS) {
             conf.setCompactionServiceFactoryClassName(NEREUS_COMPACTION_FACTORY);
+            conf.setTopicFactoryClassName(NEREUS_TOPIC_FACTORY);
             conf.getProperties().setProperty(NEREUS_FDB_DIR_KEY, nereusMetadataDir.toString());
             conf.getProperties().setProperty(NEREUS_OBJECTS_DIR_KEY, objectStoreDir.toString());
         }

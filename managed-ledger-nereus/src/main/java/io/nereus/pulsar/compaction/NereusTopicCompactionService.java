@@ -94,6 +94,11 @@ final class NereusTopicCompactionService implements TopicCompactionService {
         return v.record();
     }
 
+    /** The current compacted generation (its range end is the horizon); empty when the topic has none. */
+    CompletableFuture<Optional<IndexRecord>> compactedRecord() {
+        return view();
+    }
+
     /**
      * Opens the {@code __compaction} subscription first, as Pulsar's compactor does when it subscribes (it holds the
      * offsets a later compaction reads), then compacts and moves the subscription to the new horizon.

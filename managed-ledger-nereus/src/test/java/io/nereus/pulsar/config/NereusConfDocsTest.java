@@ -25,6 +25,8 @@ class NereusConfDocsTest {
             "managedLedgerStorageClassName=io.nereus.pulsar.NereusManagedLedgerStorage";
     private static final String COMPACTION_LINE =
             "compactionServiceFactoryClassName=io.nereus.pulsar.compaction.NereusCompactionServiceFactory";
+    private static final String TOPIC_FACTORY_LINE =
+            "topicFactoryClassName=io.nereus.pulsar.compaction.NereusTopicFactory";
     private static final Pattern TYPE_LINE =
             Pattern.compile("Type: (.+?)\\. Default: (.+?)\\. Allowed: (.+)\\.");
     private static final Pattern README_ROW = Pattern.compile("^\\| `(nereus\\w*)` \\| (.*) \\| (.*) \\|$");
@@ -108,7 +110,7 @@ class NereusConfDocsTest {
 
     @Test
     void nereusConf_selectsTheNereusStorageAndCompactionAndSetsNoOtherBrokerKey() {
-        assertThat(otherConfLines).containsExactly(STORAGE_CLASS_LINE, COMPACTION_LINE);
+        assertThat(otherConfLines).containsExactly(STORAGE_CLASS_LINE, COMPACTION_LINE, TOPIC_FACTORY_LINE);
     }
 
     @Test
