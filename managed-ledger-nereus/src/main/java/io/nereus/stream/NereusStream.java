@@ -5,7 +5,6 @@ import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
 import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.Resolution;
-import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
@@ -13,6 +12,7 @@ import io.nereus.metadata.StreamCommitStore;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
+import io.nereus.wal.AppendEntry;
 import io.nereus.wal.WalWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -108,7 +108,8 @@ public final class NereusStream {
     /**
      * Appends entries in order; completes with their offsets once committed. Fails with a
      * {@link NereusException}: FENCED when another writer took over (this handle stays fenced), a RETRIABLE_
-     * code after a WAL or commit failure (the next append continues at the re-read head).
+     * code after a WAL or commit failure (the next append continues at the re-read head). The payloads are lent
+     * ({@link AppendEntry}): the caller may release its references once this returns.
      */
     public CompletableFuture<OffsetRange> append(List<AppendEntry> entries) {
         return append(entries, OptionalLong.empty());
@@ -128,16 +129,45 @@ public final class NereusStream {
         return append(entries, OptionalLong.of(expectedStart));
     }
 
+    /**
+     * Takes the stream's own reference to each payload (a retained slice: indices of its own, so the caller may
+     * move its buffer's), held until the append completes, and releases them then: the caller's references stay
+     * the caller's. The WAL and the tail cache take references of their own from these slices.
+     */
     private CompletableFuture<OffsetRange> append(List<AppendEntry> entries, OptionalLong expectedStart) {
-        List<AppendEntry> copy;
+        List<AppendEntry> owned;
         try {
-            copy = List.copyOf(entries);
+            List<AppendEntry> copy = List.copyOf(entries);
             if (copy.isEmpty()) {
                 throw new IllegalArgumentException("append needs at least one entry");
             }
+            List<AppendEntry> slices = new ArrayList<>(copy.size());
+            for (AppendEntry e : copy) {
+                slices.add(e.retainedSlice());
+            }
+            owned = List.copyOf(slices);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+        CompletableFuture<OffsetRange> appended;
+        try {
+            appended = appendOwned(owned, expectedStart);
+        } catch (RuntimeException e) {
+            appended = CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<OffsetRange> done = new CompletableFuture<>();
+        appended.whenComplete((range, error) -> {
+            owned.forEach(e -> e.payload().release());
+            if (error != null) {
+                done.completeExceptionally(error);
+            } else {
+                done.complete(range);
+            }
+        });
+        return done;
+    }
+
+    private CompletableFuture<OffsetRange> appendOwned(List<AppendEntry> copy, OptionalLong expectedStart) {
         CompletableFuture<Void> wait;
         synchronized (this) {
             switch (mode) {
@@ -152,7 +182,7 @@ public final class NereusStream {
                     return appendLocked(copy, expectedStart);
             }
         }
-        return wait.thenCompose(ignored -> append(copy, expectedStart));
+        return wait.thenCompose(ignored -> appendOwned(copy, expectedStart));
     }
 
     private CompletableFuture<OffsetRange> appendLocked(List<AppendEntry> entries, OptionalLong expectedStart) {
@@ -190,7 +220,7 @@ public final class NereusStream {
     private void committed(OffsetRange range, List<AppendEntry> entries, StreamHead head) {
         long offset = range.start();
         for (AppendEntry e : entries) {
-            tail.put(id(), new StreamEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload()));
+            tail.put(id(), new OffsetRange(offset, offset + e.recordCount()), e.payload());
             offset += e.recordCount();
         }
     }

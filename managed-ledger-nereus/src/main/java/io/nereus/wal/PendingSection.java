@@ -1,6 +1,5 @@
 package io.nereus.wal;
 
-import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import java.util.ArrayList;
@@ -54,6 +53,13 @@ final class PendingSection {
     /** The stored form of the section; computes its CRC32C, so it is called once, when the batch is sealed. */
     WalSection toWalSection() {
         return WalSection.of(stream, firstOffset, entries);
+    }
+
+    /** Releases the WAL's reference to each entry's payload (see {@link WalWriter#append}); called once. */
+    void releasePayloads() {
+        for (AppendEntry e : entries) {
+            e.payload().release();
+        }
     }
 
     void complete(StreamHead head) {

@@ -2,7 +2,6 @@ package io.nereus.wal;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
-import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamCommitStore;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
@@ -153,7 +152,11 @@ public final class WalWriter implements AutoCloseable {
      *         failed, RETRIABLE_COMMIT_FAILED when the commit's outcome is unknown or it found the head elsewhere,
      *         RETRIABLE_ABANDONED when an earlier append of the stream failed, FENCED (with the epochs) or
      *         NOT_WRITABLE or NOT_FOUND when the commit refused the stream, CLOSED once the writer is closed. A
-     *         refusal's {@code AppendOutcome} is in the context as {@code outcome}
+     *         refusal's {@code AppendOutcome} is in the context as {@code outcome}. The entries' payloads are
+     *         lent (see {@link AppendEntry}): the WAL retains each one when it takes the append and releases it once
+     *         the batch holding it has finished (committed, refused or failed) or the append is refused; the
+     *         batch written to BookKeeper holds references of its own, which BookKeeper releases. (After
+     *         {@link #halt} nothing is released, as nothing would be by a process that died.)
      */
     public CompletableFuture<StreamHead> append(StreamId stream, long epoch, long firstOffset, List<AppendEntry> entries,
             BooleanSupplier live) {
@@ -164,7 +167,7 @@ public final class WalWriter implements AutoCloseable {
             List<AppendEntry> copy = List.copyOf(entries);
             long bytes = 0;
             for (AppendEntry e : copy) {
-                bytes += e.payload().length;
+                bytes += e.size();
             }
             if (copy.isEmpty() || bytes > config.maxBatchBytes()) {
                 throw new IllegalArgumentException("an append needs 1 or more entries of at most "
@@ -173,9 +176,13 @@ public final class WalWriter implements AutoCloseable {
             if (firstOffset < 0) {
                 throw new IllegalArgumentException("an append's first offset must be >= 0: " + firstOffset);
             }
+            for (AppendEntry e : copy) {
+                e.payload().retain(); // the WAL's reference, released once the batch has finished
+            }
             OpenBatch.Added added = openBatch.add(
                     new OpenBatch.Append(stream, epoch, firstOffset, copy, bytes, done, live));
             if (added.closed()) {
+                copy.forEach(e -> e.payload().release());
                 throw new NereusException(ErrorCode.CLOSED, Map.of("stream", stream));
             }
             if (added.timer() != OpenBatch.Added.NO_TIMER) {
@@ -269,6 +276,7 @@ public final class WalWriter implements AutoCloseable {
     public void close() {
         recoveries.cancel(false);
         for (PendingSection s : openBatch.close()) {
+            s.releasePayloads();
             s.fail(new NereusException(ErrorCode.CLOSED, Map.of("stream", s.stream)));
         }
         try {

@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
-import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamId;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.TestLedgers;
@@ -120,7 +119,7 @@ class WalReaderAcrossSlicesTest {
     }
 
     private static String payload(WalBatch b) {
-        return new String(b.sections().get(0).entries().get(0).payload(), StandardCharsets.UTF_8);
+        return b.sections().get(0).entries().get(0).payload().toString(StandardCharsets.UTF_8);
     }
 
     @Test

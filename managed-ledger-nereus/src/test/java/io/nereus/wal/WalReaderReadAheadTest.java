@@ -4,7 +4,6 @@ import static io.nereus.testing.StreamTesting.await;
 import static io.nereus.testing.StreamTesting.encoded;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamId;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.TestLedgers;
@@ -34,7 +33,7 @@ class WalReaderReadAheadTest {
     }
 
     private static String payload(WalBatch b) {
-        return new String(b.sections().get(0).entries().get(0).payload(), StandardCharsets.UTF_8);
+        return b.sections().get(0).entries().get(0).payload().toString(StandardCharsets.UTF_8);
     }
 
     @Test
