@@ -213,6 +213,10 @@ public final class WalAppendBenchmark {
                 throw new IllegalStateException(name + ": an append failed", failure.get());
             }
             if (measuring) {
+                // for reading a recording of the run (e.g. JFR allocation samples) over exactly this window
+                System.out.printf("window %s: %s %s, %d appends%n", name,
+                        java.time.Instant.now().minusNanos(nanos), java.time.Instant.now(),
+                        completed.get() - completedBefore);
                 return new Result(name, entryBytes, completed.get() - completedBefore, nanos,
                         recorder.getIntervalHistogram(), fdbWrites.get() - writesBefore);
             }
