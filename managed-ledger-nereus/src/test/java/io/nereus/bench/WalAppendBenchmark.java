@@ -54,7 +54,8 @@ import org.apache.pulsar.metadata.bookkeeper.BKCluster;
  * <p>Arguments: {@code [seconds per measurement, default 5] [appends in flight, default 1000]
  * [stream counts, comma-separated, default 1,100,1000] [payload: heap (default) or direct]}; {@code direct} appends
  * a pooled direct buffer, as the broker hands its entries to the ledger. Each measured window is printed with its
- * instants and appends (a line starting {@code window}), to read a recording of the run over it.
+ * instants and appends (a line starting {@code window}), to read a recording of the run over it; with
+ * {@code -Dnereus.bench.jfr=FILE} the run records itself with JFR's {@code profile} settings into {@code FILE}.
  */
 public final class WalAppendBenchmark {
     private static final int ENTRY_BYTES = 1024;
@@ -91,6 +92,13 @@ public final class WalAppendBenchmark {
         byte[] payload = new byte[ENTRY_BYTES];
         new Random(42).nextBytes(payload);
 
+        // -Dnereus.bench.jfr=FILE: a JFR recording (profile settings) of the run, written before the bookie stops
+        // (the in-process bookie ends the JVM before a recording started on the command line is written)
+        jdk.jfr.Recording recording = null;
+        if (System.getProperty("nereus.bench.jfr") != null) {
+            recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+            recording.start();
+        }
         String bookieMetadata = "memory:nereus-bench-" + UUID.randomUUID();
         BKCluster cluster = BKCluster.builder().metadataServiceUri(bookieMetadata).numBookies(1).build();
         // as Pulsar's broker does: no client-side rate limit (the BookKeeper default is 5,000 adds/s)
@@ -166,6 +174,10 @@ public final class WalAppendBenchmark {
             System.out.println(rawBatches.line());
             groupLines.forEach(System.out::println);
         } finally {
+            if (recording != null) {
+                recording.dump(java.nio.file.Path.of(System.getProperty("nereus.bench.jfr")));
+                recording.close();
+            }
             cluster.close();
         }
     }
