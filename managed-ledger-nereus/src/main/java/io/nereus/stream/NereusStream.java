@@ -150,8 +150,17 @@ public final class NereusStream {
                 owned = List.of(entries.get(0).retainedSlice());
             } else {
                 AppendEntry[] slices = new AppendEntry[n];
-                for (int i = 0; i < n; i++) {
-                    slices[i] = entries.get(i).retainedSlice();
+                try {
+                    for (int i = 0; i < n; i++) {
+                        slices[i] = entries.get(i).retainedSlice(); // fails for a payload already released
+                    }
+                } catch (RuntimeException e) {
+                    for (AppendEntry taken : slices) {
+                        if (taken != null) {
+                            taken.payload().release();
+                        }
+                    }
+                    throw e;
                 }
                 owned = Arrays.asList(slices);
             }

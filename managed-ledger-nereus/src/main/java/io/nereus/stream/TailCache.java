@@ -22,12 +22,12 @@ import java.util.Optional;
  * not cached: the cache only ever holds what it was given, and a miss reads the stream's storage.
  *
  * <p>Payloads are the appended buffers themselves, not copies: {@link #put} retains the buffer it keeps, and the
- * cache releases it when the entry is evicted (by the bound, {@link #resize}, {@link #invalidate},
- * {@link #clear} or {@link #close}). The bound counts each entry's {@code readableBytes()} (what a pooled slice pins beyond it, such
- * as the rest of a network read buffer, is not counted). A hit copies the payload out under a reference of its
- * own, taken under the monitor and released after the copy, so an eviction racing the read never frees the bytes
- * being copied. ({@link StreamEntry} still carries a {@code byte[]}; handing out retained slices instead is the
- * read path's next step.)
+ * cache releases it when the entry is evicted (by the bound, {@link #resize}, {@link #invalidate}, {@link #clear}
+ * or {@link #close}). The bound counts each entry's {@code readableBytes()} (what a pooled slice pins beyond them,
+ * such as the rest of a network read buffer, is not counted). A hit copies the payload out under a reference of
+ * its own, taken under the monitor and released after the copy, so an eviction racing the read never frees the
+ * bytes being copied. ({@link StreamEntry} still carries a {@code byte[]}; handing out retained slices instead is
+ * the read path's next step.)
  */
 final class TailCache {
     /** One cached entry: its offsets and the cache's reference to its payload. */

@@ -131,7 +131,7 @@ public final class WalBatchCodec {
         }
     }
 
-    /** The stored form of a batch as one new heap array (for tests and tools; the writer uses {@link #encodeBuffer}). */
+    /** The stored form of a batch as one new heap array, for tests and tools (the writer uses encodeBuffer). */
     public static byte[] encode(WalBatch batch) {
         ByteBuf b = encodeBuffer(batch, UnpooledByteBufAllocator.DEFAULT);
         try {

@@ -176,9 +176,7 @@ public final class WalWriter implements AutoCloseable {
             if (firstOffset < 0) {
                 throw new IllegalArgumentException("an append's first offset must be >= 0: " + firstOffset);
             }
-            for (AppendEntry e : copy) {
-                e.payload().retain(); // the WAL's reference, released once the batch has finished
-            }
+            retainAll(copy); // the WAL's references, released once the batch has finished
             OpenBatch.Added added = openBatch.add(
                     new OpenBatch.Append(stream, epoch, firstOffset, copy, bytes, done, live));
             if (added.closed()) {
@@ -208,6 +206,22 @@ public final class WalWriter implements AutoCloseable {
             done.completeExceptionally(e);
         }
         return done;
+    }
+
+    /** Retains every payload of {@code entries}, or none (when one fails, e.g. a payload already released). */
+    private static void retainAll(List<AppendEntry> entries) {
+        int retained = 0;
+        try {
+            for (AppendEntry e : entries) {
+                e.payload().retain();
+                retained++;
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < retained; i++) {
+                entries.get(i).payload().release();
+            }
+            throw e;
+        }
     }
 
     /**
