@@ -1,5 +1,6 @@
 package io.nereus.wal;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import java.util.ArrayDeque;

@@ -3,6 +3,7 @@ package io.nereus.wal;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.StreamId;
 import io.netty.buffer.ByteBuf;

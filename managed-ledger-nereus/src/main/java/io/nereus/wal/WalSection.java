@@ -1,5 +1,6 @@
 package io.nereus.wal;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.StreamId;

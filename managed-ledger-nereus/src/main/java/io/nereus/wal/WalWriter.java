@@ -2,6 +2,7 @@ package io.nereus.wal;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamCommitStore;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;

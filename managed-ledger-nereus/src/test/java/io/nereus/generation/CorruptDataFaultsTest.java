@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.IndexRecordState;
 import io.nereus.metadata.ObjectTarget;
@@ -26,7 +27,6 @@ import io.nereus.testing.EngineFixture;
 import io.nereus.testing.MultiBookieCluster;
 import io.nereus.testing.MutableClock;
 import io.nereus.testing.TestLedgers;
-import io.nereus.wal.AppendEntry;
 import io.nereus.wal.WalConfig;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

@@ -4,6 +4,7 @@ import static io.nereus.testing.StreamTesting.await;
 import static io.nereus.testing.StreamTesting.readAll;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.ReadView;
@@ -18,7 +19,6 @@ import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
 import io.nereus.testing.S3ProxyServer;
 import io.nereus.testing.TestLedgers;
-import io.nereus.wal.AppendEntry;
 import io.nereus.wal.WalConfig;
 import java.time.Duration;
 import java.util.ArrayList;

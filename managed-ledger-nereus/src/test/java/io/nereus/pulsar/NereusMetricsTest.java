@@ -3,6 +3,7 @@ package io.nereus.pulsar;
 import static io.nereus.testing.StreamTesting.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.ReadView;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
@@ -10,7 +11,6 @@ import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
-import io.nereus.wal.AppendEntry;
 import io.nereus.wal.WalConfig;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.sdk.OpenTelemetrySdk;

@@ -11,6 +11,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.AppendOutcome;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;

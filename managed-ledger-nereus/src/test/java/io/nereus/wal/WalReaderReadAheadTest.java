@@ -4,6 +4,7 @@ import static io.nereus.testing.StreamTesting.await;
 import static io.nereus.testing.StreamTesting.encoded;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.StreamId;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.TestLedgers;

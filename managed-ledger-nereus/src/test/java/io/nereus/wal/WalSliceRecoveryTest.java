@@ -10,6 +10,7 @@ import com.apple.foundationdb.Database;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.OffsetRange;

@@ -8,6 +8,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;

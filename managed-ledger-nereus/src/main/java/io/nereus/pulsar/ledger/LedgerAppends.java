@@ -1,9 +1,9 @@
 package io.nereus.pulsar.ledger;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.stream.NereusStream;
-import io.nereus.wal.AppendEntry;
 import io.netty.buffer.ByteBuf;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

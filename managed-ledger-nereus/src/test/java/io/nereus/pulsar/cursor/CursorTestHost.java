@@ -1,5 +1,6 @@
 package io.nereus.pulsar.cursor;
 
+import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CursorStore;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
@@ -8,7 +9,6 @@ import io.nereus.metadata.StreamId;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
-import io.nereus.wal.AppendEntry;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

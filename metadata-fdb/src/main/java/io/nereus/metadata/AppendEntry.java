@@ -1,4 +1,4 @@
-package io.nereus.wal;
+package io.nereus.metadata;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -7,11 +7,11 @@ import java.util.Objects;
 /**
  * One entry to append, before the stream has placed it: an indivisible payload covering {@code recordCount}
  * offsets (1 for a Pulsar entry, {@code lastOffsetDelta + 1} for a Kafka record batch). The stream assigns its
- * offsets when it appends it; read back, the same entry is a {@link io.nereus.metadata.StreamEntry}. The WAL stores
- * it as is, as one entry of a stream's section of a WAL batch.
+ * offsets when it appends it; read back, the same entry is a {@link StreamEntry}. The WAL stores it as is, as one
+ * entry of a stream's section of a WAL batch.
  *
  * <p><b>Ownership.</b> An entry lends its payload: its readable bytes are the payload, and whoever hands it to
- * {@link io.nereus.stream.NereusStream#append} or {@link WalWriter#append} keeps its own reference and may release
+ * {@code NereusStream.append} or {@code WalWriter.append} keeps its own reference and may release
  * it once the call returned; every layer that keeps the payload longer (the stream until the append completes, the
  * WAL until the batch holding it has finished, the tail cache until eviction) takes and later releases its own
  * reference. Nobody changes the payload's bytes or indices after the hand-off.
