@@ -13,6 +13,7 @@ import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSection;
+import io.netty.buffer.ByteBufUtil;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -70,7 +71,9 @@ public final class WalTargetReader implements TargetReader {
         List<StreamEntry> out = new ArrayList<>(s.entries().size());
         long offset = s.firstOffset();
         for (AppendEntry e : s.entries()) {
-            out.add(new StreamEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload()));
+            // the decoded payload is a view of the fetched entry; a StreamEntry carries its own array
+            out.add(new StreamEntry(new OffsetRange(offset, offset + e.recordCount()),
+                    ByteBufUtil.getBytes(e.payload())));
             offset += e.recordCount();
         }
         return out;

@@ -16,6 +16,7 @@ import io.nereus.metadata.StreamId;
 import io.nereus.wal.WalWriter;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -108,7 +109,8 @@ public final class NereusStream {
     /**
      * Appends entries in order; completes with their offsets once committed. Fails with a
      * {@link NereusException}: FENCED when another writer took over (this handle stays fenced), a RETRIABLE_
-     * code after a WAL or commit failure (the next append continues at the re-read head).
+     * code after a WAL or commit failure (the next append continues at the re-read head). The payloads are lent
+     * ({@link AppendEntry}): the caller may release its references once this returns.
      */
     public CompletableFuture<OffsetRange> append(List<AppendEntry> entries) {
         return append(entries, OptionalLong.empty());
@@ -128,36 +130,78 @@ public final class NereusStream {
         return append(entries, OptionalLong.of(expectedStart));
     }
 
+    /**
+     * Takes the stream's own reference to each payload (a retained slice: indices of its own, so the caller may
+     * move its buffer's), held until the append completes and released then, on every path (refused here, failed
+     * or committed by the WAL): the caller's references stay the caller's. The WAL and the tail cache take
+     * references of their own from these slices.
+     */
     private CompletableFuture<OffsetRange> append(List<AppendEntry> entries, OptionalLong expectedStart) {
-        List<AppendEntry> copy;
+        List<AppendEntry> owned;
         try {
-            copy = List.copyOf(entries);
-            if (copy.isEmpty()) {
+            int n = entries.size();
+            if (n == 0) {
                 throw new IllegalArgumentException("append needs at least one entry");
+            }
+            for (AppendEntry e : entries) {
+                Objects.requireNonNull(e, "entry");
+            }
+            if (n == 1) {
+                owned = List.of(entries.get(0).retainedSlice());
+            } else {
+                AppendEntry[] slices = new AppendEntry[n];
+                try {
+                    for (int i = 0; i < n; i++) {
+                        slices[i] = entries.get(i).retainedSlice(); // fails for a payload already released
+                    }
+                } catch (RuntimeException e) {
+                    for (AppendEntry taken : slices) {
+                        if (taken != null) {
+                            taken.payload().release();
+                        }
+                    }
+                    throw e;
+                }
+                owned = Arrays.asList(slices);
             }
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+        return appendOwned(owned, expectedStart);
+    }
+
+    private static void release(List<AppendEntry> owned) {
+        for (AppendEntry e : owned) {
+            e.payload().release();
+        }
+    }
+
+    /** Appends entries whose stream references it releases once the append has completed, whatever the outcome. */
+    private CompletableFuture<OffsetRange> appendOwned(List<AppendEntry> owned, OptionalLong expectedStart) {
         CompletableFuture<Void> wait;
         synchronized (this) {
             switch (mode) {
                 case NO_WRITER:
+                    release(owned);
                     return CompletableFuture.failedFuture(Errors.of(ErrorCode.NOT_WRITABLE, id()));
                 case FENCED:
+                    release(owned);
                     return CompletableFuture.failedFuture(Errors.of(ErrorCode.FENCED, id()));
                 case REFRESHING:
                     wait = refreshed;
                     break;
                 default:
-                    return appendLocked(copy, expectedStart);
+                    return appendLocked(owned, expectedStart);
             }
         }
-        return wait.thenCompose(ignored -> append(copy, expectedStart));
+        // the refresh never fails (it ends in a mode); the append then runs on the thread that ended it
+        return wait.thenCompose(ignored -> appendOwned(owned, expectedStart));
     }
 
     private CompletableFuture<OffsetRange> appendLocked(List<AppendEntry> entries, OptionalLong expectedStart) {
         long first = nextOffset;
         if (expectedStart.isPresent() && expectedStart.getAsLong() != first) {
+            release(entries);
             return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_ABANDONED,
                     ErrorContext.of("stream", id(), "expectedStart", expectedStart.getAsLong(), "nextOffset", first)));
         }
@@ -169,13 +213,17 @@ public final class NereusStream {
         nextOffset = range.end();
         long mySession = session;
         return wal.append(id(), epoch, first, entries, () -> session == mySession).handle((head, error) -> {
-            if (error != null) {
-                NereusException n = Errors.append(error, id());
-                failed(mySession, n);
-                throw fencedIfDropped(n);
+            try {
+                if (error != null) {
+                    NereusException n = Errors.append(error, id());
+                    failed(mySession, n);
+                    throw fencedIfDropped(n);
+                }
+                committed(range, entries, head); // the tail cache retains what it keeps
+                return range;
+            } finally {
+                release(entries);
             }
-            committed(range, entries, head);
-            return range;
         });
     }
 
@@ -190,7 +238,7 @@ public final class NereusStream {
     private void committed(OffsetRange range, List<AppendEntry> entries, StreamHead head) {
         long offset = range.start();
         for (AppendEntry e : entries) {
-            tail.put(id(), new StreamEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload()));
+            tail.put(id(), new OffsetRange(offset, offset + e.recordCount()), e.payload());
             offset += e.recordCount();
         }
     }

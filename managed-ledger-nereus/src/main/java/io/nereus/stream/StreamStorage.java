@@ -294,7 +294,8 @@ public final class StreamStorage implements AutoCloseable {
 
     /**
      * {@link #close}s this instance; the future completes once the WAL writer has finished its batches, sealed its
-     * slices and released its lease (see {@link WalWriter#closeAsync}), and the timers are stopped. Never fails.
+     * slices and released its lease (see {@link WalWriter#closeAsync}), the tail cache has released its payloads
+     * and the timers are stopped. Never fails.
      */
     public CompletableFuture<Void> closeAsync() {
         closed = true;
@@ -303,6 +304,9 @@ public final class StreamStorage implements AutoCloseable {
         compactor.close();
         CompletableFuture<Void> writerDone = writer.closeAsync();
         reader.close();
-        return writerDone.whenComplete((ignored, error) -> scheduler.shutdownNow());
+        return writerDone.whenComplete((ignored, error) -> {
+            tail.close(); // every append has completed: release the cached payloads, cache nothing more
+            scheduler.shutdownNow();
+        });
     }
 }

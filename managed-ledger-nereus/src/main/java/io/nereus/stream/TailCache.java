@@ -1,7 +1,9 @@
 package io.nereus.stream;
 
+import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
+import io.netty.buffer.ByteBuf;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -18,12 +20,24 @@ import java.util.Optional;
  * to, in insertion order: evicting the oldest insertion is taking the first entry of that stream's ring. An entry
  * that does not start after the stream's last cached one (a completion of an earlier session arriving late) is
  * not cached: the cache only ever holds what it was given, and a miss reads the stream's storage.
+ *
+ * <p>Payloads are the appended buffers themselves, not copies: {@link #put} retains the buffer it keeps, and the
+ * cache releases it when the entry is evicted (by the bound, {@link #resize}, {@link #invalidate}, {@link #clear}
+ * or {@link #close}). The bound counts each entry's {@code readableBytes()} (what a pooled slice pins beyond them,
+ * such as the rest of a network read buffer, is not counted). A hit copies the payload out under a reference of
+ * its own, taken under the monitor and released after the copy, so an eviction racing the read never frees the
+ * bytes being copied. ({@link StreamEntry} still carries a {@code byte[]}; handing out retained slices instead is
+ * the read path's next step.)
  */
 final class TailCache {
+    /** One cached entry: its offsets and the cache's reference to its payload. */
+    private record Cached(OffsetRange range, ByteBuf payload) {
+    }
+
     /** One stream's cached entries, ascending by offset, in a ring. */
     private static final class StreamTail {
         final StreamId stream;
-        StreamEntry[] ring = new StreamEntry[8];
+        Cached[] ring = new Cached[8];
         int first;
         int size;
 
@@ -31,17 +45,17 @@ final class TailCache {
             this.stream = stream;
         }
 
-        StreamEntry at(int i) {
+        Cached at(int i) {
             return ring[(first + i) & (ring.length - 1)];
         }
 
-        StreamEntry last() {
+        Cached last() {
             return size == 0 ? null : at(size - 1);
         }
 
-        void add(StreamEntry e) {
+        void add(Cached e) {
             if (size == ring.length) {
-                StreamEntry[] grown = new StreamEntry[ring.length * 2];
+                Cached[] grown = new Cached[ring.length * 2];
                 for (int i = 0; i < size; i++) {
                     grown[i] = at(i);
                 }
@@ -52,8 +66,8 @@ final class TailCache {
             size++;
         }
 
-        StreamEntry removeFirst() {
-            StreamEntry e = ring[first];
+        Cached removeFirst() {
+            Cached e = ring[first];
             ring[first] = null;
             first = (first + 1) & (ring.length - 1);
             size--;
@@ -61,12 +75,12 @@ final class TailCache {
         }
 
         /** The entry containing {@code offset}, or null. */
-        StreamEntry containing(long offset) {
+        Cached containing(long offset) {
             int lo = 0;
             int hi = size - 1;
             while (lo <= hi) {
                 int mid = (lo + hi) >>> 1;
-                StreamEntry e = at(mid);
+                Cached e = at(mid);
                 if (e.range().end() <= offset) {
                     lo = mid + 1;
                 } else if (e.range().start() > offset) {
@@ -89,13 +103,20 @@ final class TailCache {
     private long misses;
     private long inserted;
     private long evicted;
+    private boolean closed;
 
     TailCache(long maxBytes) {
         this.maxBytes = maxBytes;
     }
 
-    synchronized void put(StreamId stream, StreamEntry entry) {
-        if (entry.payload().length > maxBytes) {
+    /**
+     * Caches the committed entry at {@code range} with payload {@code payload}'s readable bytes, retaining
+     * {@code payload} if it is kept; the caller's reference stays the caller's. Neither the payload's bytes nor its
+     * indices may change afterwards.
+     */
+    synchronized void put(StreamId stream, OffsetRange range, ByteBuf payload) {
+        int size = payload.readableBytes();
+        if (closed || size > maxBytes) {
             return;
         }
         StreamTail t = byStream.get(stream);
@@ -103,13 +124,13 @@ final class TailCache {
             t = new StreamTail(stream);
             byStream.put(stream, t);
         }
-        StreamEntry last = t.last();
-        if (last != null && entry.range().start() < last.range().end()) {
+        Cached last = t.last();
+        if (last != null && range.start() < last.range().end()) {
             return;
         }
-        t.add(entry);
+        t.add(new Cached(range, payload.retain()));
         order.addLast(t);
-        bytes += entry.payload().length;
+        bytes += size;
         inserted++;
         evictOverflow();
     }
@@ -117,8 +138,9 @@ final class TailCache {
     private void evictOverflow() {
         while (bytes > maxBytes && !order.isEmpty()) {
             StreamTail t = order.pollFirst();
-            StreamEntry gone = t.removeFirst();
-            bytes -= gone.payload().length;
+            Cached gone = t.removeFirst();
+            bytes -= gone.payload().readableBytes();
+            gone.payload().release();
             evicted++;
             if (t.size == 0) {
                 byStream.remove(t.stream);
@@ -126,17 +148,28 @@ final class TailCache {
         }
     }
 
-    /** The cached entry containing {@code offset}, if any. */
-    synchronized Optional<StreamEntry> get(StreamId stream, long offset) {
-        StreamTail t = byStream.get(stream);
-        StreamEntry e = t == null ? null : t.containing(offset);
-        if (e != null) {
+    /** The cached entry containing {@code offset}, if any, its payload copied out. */
+    Optional<StreamEntry> get(StreamId stream, long offset) {
+        Cached e;
+        synchronized (this) {
+            StreamTail t = byStream.get(stream);
+            e = t == null ? null : t.containing(offset);
+            if (e == null) {
+                misses++;
+                return Optional.empty();
+            }
             hits++;
-            hitBytes += e.payload().length;
-            return Optional.of(e);
+            hitBytes += e.payload().readableBytes();
+            e.payload().retain(); // released below, after the copy, whether or not it was evicted meanwhile
         }
-        misses++;
-        return Optional.empty();
+        try {
+            ByteBuf p = e.payload();
+            byte[] copy = new byte[p.readableBytes()];
+            p.getBytes(p.readerIndex(), copy);
+            return Optional.of(new StreamEntry(e.range(), copy));
+        } finally {
+            e.payload().release();
+        }
     }
 
     /** Changes the byte bound; shrinking evicts the oldest entries at once. */
@@ -148,22 +181,39 @@ final class TailCache {
         evictOverflow();
     }
 
+    /** Evicts everything (releasing every payload); also what closing the storage does. */
     synchronized void clear() {
+        for (StreamTail t : byStream.values()) {
+            releaseAll(t);
+        }
         byStream.clear();
         order.clear();
         bytes = 0;
+    }
+
+    /** Evicts everything and caches nothing from now on (a late {@link #put} keeps nothing, so leaks nothing). */
+    synchronized void close() {
+        closed = true;
+        clear();
     }
 
     synchronized void invalidate(StreamId stream) {
         StreamTail t = byStream.remove(stream);
         if (t != null) {
             for (int i = 0; i < t.size; i++) {
-                bytes -= t.at(i).payload().length;
+                bytes -= t.at(i).payload().readableBytes();
             }
+            releaseAll(t);
             order.removeIf(o -> o == t);
-            Arrays.fill(t.ring, null);
-            t.size = 0;
         }
+    }
+
+    private static void releaseAll(StreamTail t) {
+        for (int i = 0; i < t.size; i++) {
+            t.at(i).payload().release();
+        }
+        Arrays.fill(t.ring, null);
+        t.size = 0;
     }
 
     synchronized long bytes() {

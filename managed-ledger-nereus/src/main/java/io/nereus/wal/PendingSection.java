@@ -56,6 +56,13 @@ final class PendingSection {
         return WalSection.of(stream, firstOffset, entries);
     }
 
+    /** Releases the WAL's reference to each entry's payload (see {@link WalWriter#append}); called once. */
+    void releasePayloads() {
+        for (AppendEntry e : entries) {
+            e.payload().release();
+        }
+    }
+
     void complete(StreamHead head) {
         waiters.forEach(w -> w.complete(head));
     }

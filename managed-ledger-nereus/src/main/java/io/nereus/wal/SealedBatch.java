@@ -3,6 +3,7 @@ package io.nereus.wal;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -17,6 +18,10 @@ import java.util.concurrent.CompletableFuture;
  * <p>Created from a cut of the open batch, written and handed to a commit on the writer's owner thread; the
  * mutable fields are read and written only there. The commit reads the sections and stored forms, which never
  * change after the cut.
+ *
+ * <p>Payloads: the batch holds the WAL's reference to each entry's payload (taken by {@link WalWriter#append});
+ * the encoded buffer takes references of its own, which BookKeeper releases. The batch's references are released
+ * by {@link #releasePayloads}, once the batch has finished (committed, refused or failed), on the owner thread.
  */
 final class SealedBatch {
     final long sequence;
@@ -29,6 +34,7 @@ final class SealedBatch {
     private long sliceId = -1;
     private long entryId = -1;
     private Throwable writeError;
+    private boolean payloadsReleased;
 
     SealedBatch(long sequence, Collection<PendingSection> sections) {
         this.sequence = sequence;
@@ -49,12 +55,28 @@ final class SealedBatch {
     }
 
     /**
-     * The batch as the next entry of slice {@code slice}, which it is then bound to: the payloads are not copied
-     * ({@link WalBatchCodec#encodeBuffer}); the caller hands the buffer to BookKeeper, which releases it.
+     * The batch as the next entry of slice {@code slice}, which it is then bound to: the payloads are neither
+     * copied nor read again ({@link WalBatchCodec#encodeBuffer}); the caller hands the buffer to BookKeeper, which
+     * releases it.
      */
     ByteBuf encode(long slice) {
+        if (payloadsReleased) {
+            throw new IllegalStateException("WAL batch " + sequence + " encoded after its payloads were released");
+        }
+        ByteBuf data = WalBatchCodec.encodeBuffer(new WalBatch(slice, sequence, stored), ByteBufAllocator.DEFAULT);
         this.sliceId = slice;
-        return WalBatchCodec.encodeBuffer(new WalBatch(slice, sequence, stored));
+        return data;
+    }
+
+    /** Releases the batch's references to its payloads; once, when the batch has finished (later calls do nothing). */
+    void releasePayloads() {
+        if (payloadsReleased) {
+            return;
+        }
+        payloadsReleased = true;
+        for (PendingSection s : sections) {
+            s.releasePayloads();
+        }
     }
 
     long sliceId() {

@@ -7,8 +7,11 @@ import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.StreamId;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -72,11 +75,16 @@ public final class WalBatchCodec {
     }
 
     /**
-     * The stored form of a batch, without copying a payload: a composite buffer of the header and
-     * directory, the entries' payload arrays (wrapped, not copied) and the trailer; on the heap, so it holds no pooled
-     * memory. The caller owns it (BookKeeper's {@code asyncAddEntry} takes it over and releases it).
+     * The stored form of a batch, without copying or reading a payload: a composite buffer of the header and
+     * directory, a retained duplicate of each entry's payload and the trailer. The trailer is not computed over the
+     * payloads again: it is the header's CRC32C combined with the sections' ({@link WalSection#checksum}, the
+     * CRC32C of each section's payload bytes; the payload area is the sections back to back), which is the CRC32C of
+     * the same bytes, so the format and what a reader checks are unchanged. The header and trailer come from
+     * {@code alloc} (direct, so that a composite of direct payloads is written to the socket without a copy). The
+     * caller owns the result (BookKeeper's {@code asyncAddEntry} takes it over and releases it, and with it the
+     * payloads' references it holds); the batch's own references to its payloads are untouched.
      */
-    public static ByteBuf encodeBuffer(WalBatch batch) {
+    public static ByteBuf encodeBuffer(WalBatch batch, ByteBufAllocator alloc) {
         int total = encodedSize(batch);
         int payloadBytes = 0;
         int entries = 0;
@@ -84,37 +92,59 @@ public final class WalBatchCodec {
             payloadBytes = Math.addExact(payloadBytes, Math.toIntExact(s.payloadBytes()));
             entries += s.entries().size();
         }
-        byte[] head = new byte[total - payloadBytes - TRAILER_BYTES];
-        ByteBuffer b = ByteBuffer.wrap(head);
-        b.putInt(MAGIC).putShort(VERSION).putShort((short) 0).putLong(batch.sliceId()).putLong(batch.sequence())
-                .putInt(batch.sections().size());
-        int sectionStart = 0;
-        for (WalSection s : batch.sections()) {
-            int bytes = Math.toIntExact(s.payloadBytes());
-            b.putLong(s.stream().value()).putLong(s.firstOffset()).putInt(s.entries().size())
-                    .putInt(sectionStart).putInt(bytes).putInt((int) s.checksum().value());
-            for (AppendEntry e : s.entries()) {
-                b.putInt(e.recordCount()).putInt(e.payload().length);
+        int headBytes = total - payloadBytes - TRAILER_BYTES;
+        CompositeByteBuf out = alloc.compositeDirectBuffer(entries + 2);
+        ByteBuf head = alloc.directBuffer(headBytes, headBytes);
+        try {
+            head.writeInt(MAGIC).writeShort(VERSION).writeShort(0).writeLong(batch.sliceId())
+                    .writeLong(batch.sequence()).writeInt(batch.sections().size());
+            int sectionStart = 0;
+            for (WalSection s : batch.sections()) {
+                int bytes = Math.toIntExact(s.payloadBytes());
+                head.writeLong(s.stream().value()).writeLong(s.firstOffset()).writeInt(s.entries().size())
+                        .writeInt(sectionStart).writeInt(bytes).writeInt((int) s.checksum().value());
+                for (AppendEntry e : s.entries()) {
+                    head.writeInt(e.recordCount()).writeInt(e.size());
+                }
+                sectionStart = Math.addExact(sectionStart, bytes);
             }
-            sectionStart = Math.addExact(sectionStart, bytes);
-        }
-        CRC32C crc = new CRC32C();
-        crc.update(head, 0, head.length);
-        CompositeByteBuf out = Unpooled.compositeBuffer(entries + 2);
-        out.addComponent(true, Unpooled.wrappedBuffer(head));
-        for (WalSection s : batch.sections()) {
-            for (AppendEntry e : s.entries()) {
-                crc.update(e.payload(), 0, e.payload().length);
-                out.addComponent(true, Unpooled.wrappedBuffer(e.payload()));
+            CRC32C crc = new CRC32C();
+            Crc32c.update(crc, head);
+            int batchCrc = (int) crc.getValue();
+            out.addComponent(true, head); // the composite counts what a component holds when it is added
+            head = null;
+            for (WalSection s : batch.sections()) {
+                batchCrc = Crc32c.combine(batchCrc, (int) s.checksum().value(), s.payloadBytes());
+                for (AppendEntry e : s.entries()) {
+                    if (e.size() > 0) {
+                        out.addComponent(true, e.payload().retainedDuplicate());
+                    }
+                }
             }
+            out.addComponent(true, alloc.directBuffer(TRAILER_BYTES, TRAILER_BYTES).writeInt(batchCrc));
+            return out;
+        } catch (RuntimeException e) {
+            if (head != null) {
+                head.release();
+            }
+            out.release();
+            throw e;
         }
-        byte[] trailer = ByteBuffer.allocate(TRAILER_BYTES).putInt((int) crc.getValue()).array();
-        out.addComponent(true, Unpooled.wrappedBuffer(trailer));
-        return out;
+    }
+
+    /** The stored form of a batch as one new heap array, for tests and tools (the writer uses encodeBuffer). */
+    public static byte[] encode(WalBatch batch) {
+        ByteBuf b = encodeBuffer(batch, UnpooledByteBufAllocator.DEFAULT);
+        try {
+            return ByteBufUtil.getBytes(b);
+        } finally {
+            b.release();
+        }
     }
 
     /**
-     * Decodes a stored batch; section checksums are carried, not verified (see {@link #verifySection}).
+     * Decodes a stored batch; section checksums are carried, not verified (see {@link #verifySection}). The
+     * entries' payloads are views of {@code data} (not copies), so {@code data} must not change afterwards.
      *
      * @throws NereusException CORRUPT_DATA, its {@code reason} the failed {@link Check} and the values it compared
      */
@@ -141,7 +171,7 @@ public final class WalBatchCodec {
                     "computed", Integer.toHexString((int) crc.getValue()));
         }
         try {
-            return decodeBody(b, data.length - TRAILER_BYTES);
+            return decodeBody(data, b, data.length - TRAILER_BYTES);
         } catch (BufferUnderflowException | IllegalArgumentException | ArithmeticException e) {
             throw corrupt(Check.MALFORMED, e, "detail", e.getMessage());
         }
@@ -154,7 +184,7 @@ public final class WalBatchCodec {
         return new NereusException(ErrorCode.CORRUPT_DATA, context, cause);
     }
 
-    private static WalBatch decodeBody(ByteBuffer b, int end) {
+    private static WalBatch decodeBody(byte[] data, ByteBuffer b, int end) {
         short flags = b.getShort();
         if (flags != 0) {
             throw new IllegalArgumentException("unknown flags " + flags);
@@ -204,10 +234,9 @@ public final class WalBatchCodec {
             int pos = payloadArea + d.start();
             List<AppendEntry> entries = new ArrayList<>(d.records().length);
             for (int j = 0; j < d.records().length; j++) {
-                byte[] payload = new byte[d.sizes()[j]];
-                b.get(pos, payload);
-                pos += payload.length;
-                entries.add(new AppendEntry(payload, d.records()[j]));
+                // a view of the stored array, not a copy: unpooled, so it needs no release
+                entries.add(new AppendEntry(Unpooled.wrappedBuffer(data, pos, d.sizes()[j]), d.records()[j]));
+                pos += d.sizes()[j];
             }
             sections.add(new WalSection(d.stream(), d.first(), entries, Checksum.crc32c(d.crc())));
             expectedStart += d.bytes();

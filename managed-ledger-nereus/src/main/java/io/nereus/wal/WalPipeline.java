@@ -218,7 +218,16 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
                 return;
             }
             SealedBatch batch = ready.poll();
-            ByteBuf data = batch.encode(s.id());
+            ByteBuf data;
+            try {
+                data = batch.encode(s.id());
+            } catch (RuntimeException e) {
+                // e.g. no memory for the header: the batch fails like a failed write, and nothing waits on it
+                LOG.warn("WAL batch encoding failed: slice={} sequence={}", s.id(), batch.sequence, e);
+                batch.writeFailed(e);
+                commitNext();
+                continue;
+            }
             int bytes = data.readableBytes();
             slices.bind(s, bytes);
             inFlight++;
@@ -336,6 +345,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
     /** The batches of {@code group} (consecutive) and every batch before them have finished their commit. */
     private void finished(List<SealedBatch> group) {
         for (SealedBatch b : group) {
+            b.releasePayloads();
             slices.finished(b.sliceId());
         }
         finishedBelow = group.get(group.size() - 1).sequence + 1;

@@ -29,11 +29,11 @@ public record WalSection(StreamId stream, long firstOffset, List<AppendEntry> en
         }
     }
 
-    /** A section of {@code entries} with the checksum computed from their payloads. */
+    /** A section of {@code entries} with the checksum computed from their payloads (each byte read once). */
     public static WalSection of(StreamId stream, long firstOffset, List<AppendEntry> entries) {
         java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
         for (AppendEntry e : entries) {
-            crc.update(e.payload());
+            Crc32c.update(crc, e.payload());
         }
         return new WalSection(stream, firstOffset, entries, Checksum.crc32c(crc.getValue()));
     }
@@ -51,7 +51,7 @@ public record WalSection(StreamId stream, long firstOffset, List<AppendEntry> en
     public long payloadBytes() {
         long n = 0;
         for (AppendEntry e : entries) {
-            n += e.payload().length;
+            n += e.size();
         }
         return n;
     }

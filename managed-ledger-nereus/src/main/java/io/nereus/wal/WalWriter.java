@@ -153,7 +153,11 @@ public final class WalWriter implements AutoCloseable {
      *         failed, RETRIABLE_COMMIT_FAILED when the commit's outcome is unknown or it found the head elsewhere,
      *         RETRIABLE_ABANDONED when an earlier append of the stream failed, FENCED (with the epochs) or
      *         NOT_WRITABLE or NOT_FOUND when the commit refused the stream, CLOSED once the writer is closed. A
-     *         refusal's {@code AppendOutcome} is in the context as {@code outcome}
+     *         refusal's {@code AppendOutcome} is in the context as {@code outcome}. The entries' payloads are
+     *         lent (see {@link AppendEntry}): the WAL retains each one when it takes the append and releases it once
+     *         the batch holding it has finished (committed, refused or failed) or the append is refused; the
+     *         batch written to BookKeeper holds references of its own, which BookKeeper releases. (After
+     *         {@link #halt} nothing is released, as nothing would be by a process that died.)
      */
     public CompletableFuture<StreamHead> append(StreamId stream, long epoch, long firstOffset, List<AppendEntry> entries,
             BooleanSupplier live) {
@@ -164,7 +168,7 @@ public final class WalWriter implements AutoCloseable {
             List<AppendEntry> copy = List.copyOf(entries);
             long bytes = 0;
             for (AppendEntry e : copy) {
-                bytes += e.payload().length;
+                bytes += e.size();
             }
             if (copy.isEmpty() || bytes > config.maxBatchBytes()) {
                 throw new IllegalArgumentException("an append needs 1 or more entries of at most "
@@ -173,9 +177,11 @@ public final class WalWriter implements AutoCloseable {
             if (firstOffset < 0) {
                 throw new IllegalArgumentException("an append's first offset must be >= 0: " + firstOffset);
             }
+            retainAll(copy); // the WAL's references, released once the batch has finished
             OpenBatch.Added added = openBatch.add(
                     new OpenBatch.Append(stream, epoch, firstOffset, copy, bytes, done, live));
             if (added.closed()) {
+                copy.forEach(e -> e.payload().release());
                 throw new NereusException(ErrorCode.CLOSED, Map.of("stream", stream));
             }
             if (added.timer() != OpenBatch.Added.NO_TIMER) {
@@ -201,6 +207,22 @@ public final class WalWriter implements AutoCloseable {
             done.completeExceptionally(e);
         }
         return done;
+    }
+
+    /** Retains every payload of {@code entries}, or none (when one fails, e.g. a payload already released). */
+    private static void retainAll(List<AppendEntry> entries) {
+        int retained = 0;
+        try {
+            for (AppendEntry e : entries) {
+                e.payload().retain();
+                retained++;
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < retained; i++) {
+                entries.get(i).payload().release();
+            }
+            throw e;
+        }
     }
 
     /**
@@ -269,6 +291,7 @@ public final class WalWriter implements AutoCloseable {
     public void close() {
         recoveries.cancel(false);
         for (PendingSection s : openBatch.close()) {
+            s.releasePayloads();
             s.fail(new NereusException(ErrorCode.CLOSED, Map.of("stream", s.stream)));
         }
         try {

@@ -15,6 +15,8 @@ import io.nereus.testing.EngineFixture;
 import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
 import io.nereus.wal.WalObserver;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -50,7 +52,10 @@ import org.apache.pulsar.metadata.bookkeeper.BKCluster;
  * its write transactions are counted by wrapping {@link Database#runAsync}.
  *
  * <p>Arguments: {@code [seconds per measurement, default 5] [appends in flight, default 1000]
- * [stream counts, comma-separated, default 1,100,1000]}.
+ * [stream counts, comma-separated, default 1,100,1000] [payload: heap (default) or direct]}; {@code direct} appends
+ * a pooled direct buffer, as the broker hands its entries to the ledger. Each measured window is printed with its
+ * instants and appends (a line starting {@code window}), to read a recording of the run over it; with
+ * {@code -Dnereus.bench.jfr=FILE} the run records itself with JFR's {@code profile} settings into {@code FILE}.
  */
 public final class WalAppendBenchmark {
     private static final int ENTRY_BYTES = 1024;
@@ -80,12 +85,20 @@ public final class WalAppendBenchmark {
         int inFlight = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
         int[] streamCounts = args.length > 2 ? java.util.Arrays.stream(args[2].split(",")).mapToInt(Integer::parseInt)
                 .toArray() : new int[] {1, 100, 1000};
+        boolean directPayload = args.length > 3 && args[3].equals("direct");
         System.out.printf("machine: %d cores, java %s, %s %s; %d s per measurement, %d appends in flight%n",
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
                 System.getProperty("os.name"), System.getProperty("os.arch"), seconds, inFlight);
         byte[] payload = new byte[ENTRY_BYTES];
         new Random(42).nextBytes(payload);
 
+        // -Dnereus.bench.jfr=FILE: a JFR recording (profile settings) of the run, written before the bookie stops
+        // (the in-process bookie ends the JVM before a recording started on the command line is written)
+        jdk.jfr.Recording recording = null;
+        if (System.getProperty("nereus.bench.jfr") != null) {
+            recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+            recording.start();
+        }
         String bookieMetadata = "memory:nereus-bench-" + UUID.randomUUID();
         BKCluster cluster = BKCluster.builder().metadataServiceUri(bookieMetadata).numBookies(1).build();
         // as Pulsar's broker does: no client-side rate limit (the BookKeeper default is 5,000 adds/s)
@@ -119,7 +132,10 @@ public final class WalAppendBenchmark {
                         h.acquireWriter().get(30, TimeUnit.SECONDS);
                         handles.add(h);
                     }
-                    List<AppendEntry> entry = List.of(AppendEntry.of(payload));
+                    // "direct": the payload as the broker hands it over, a pooled direct buffer (the stream takes
+                    // a retained slice of it per append); otherwise a heap array
+                    ByteBuf direct = PooledByteBufAllocator.DEFAULT.directBuffer(ENTRY_BYTES).writeBytes(payload);
+                    List<AppendEntry> entry = List.of(directPayload ? AppendEntry.of(direct) : AppendEntry.of(payload));
                     String name = "Nereus, " + streams + " stream" + (streams > 1 ? "s" : "");
                     io.nereus.wal.WalStats before = storage.walStats();
                     long t0 = System.nanoTime();
@@ -135,6 +151,7 @@ public final class WalAppendBenchmark {
                             (double) (after.appendsCommitted() - before.appendsCommitted())
                                     / Math.max(1, after.commitTransactions() - before.commitTransactions()),
                             fdb.stats()));
+                    direct.release();
                 }
             }
 
@@ -157,6 +174,10 @@ public final class WalAppendBenchmark {
             System.out.println(rawBatches.line());
             groupLines.forEach(System.out::println);
         } finally {
+            if (recording != null) {
+                recording.dump(java.nio.file.Path.of(System.getProperty("nereus.bench.jfr")));
+                recording.close();
+            }
             cluster.close();
         }
     }
@@ -213,6 +234,10 @@ public final class WalAppendBenchmark {
                 throw new IllegalStateException(name + ": an append failed", failure.get());
             }
             if (measuring) {
+                // for reading a recording of the run (e.g. JFR allocation samples) over exactly this window
+                System.out.printf("window %s: %s %s, %d appends%n", name,
+                        java.time.Instant.now().minusNanos(nanos), java.time.Instant.now(),
+                        completed.get() - completedBefore);
                 return new Result(name, entryBytes, completed.get() - completedBefore, nanos,
                         recorder.getIntervalHistogram(), fdbWrites.get() - writesBefore);
             }

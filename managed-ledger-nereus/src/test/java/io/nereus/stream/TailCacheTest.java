@@ -5,6 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class TailCacheTest {
@@ -15,11 +19,62 @@ class TailCacheTest {
         return new StreamEntry(OffsetRange.of(start, start + records), new byte[bytes]);
     }
 
+    private static void put(TailCache cache, StreamId stream, StreamEntry e) {
+        cache.put(stream, e.range(), Unpooled.wrappedBuffer(e.payload()));
+    }
+
+    private static ByteBuf pooled(int bytes, int fill) {
+        ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(bytes);
+        for (int i = 0; i < bytes; i++) {
+            b.writeByte(fill);
+        }
+        return b;
+    }
+
+    @Test
+    void payloads_areRetainedWhileCached_andReleasedOnEvictionInvalidateAndClose() {
+        TailCache cache = new TailCache(100);
+        ByteBuf a0 = pooled(40, 1);
+        ByteBuf a1 = pooled(40, 2);
+        ByteBuf a2 = pooled(40, 3);
+        ByteBuf b0 = pooled(10, 4);
+        ByteBuf tooLarge = pooled(101, 5);
+        ByteBuf overlapping = pooled(10, 6);
+        cache.put(A, OffsetRange.single(0), a0);
+        cache.put(A, OffsetRange.single(1), a1);
+        cache.put(B, OffsetRange.single(0), b0);
+        cache.put(B, OffsetRange.single(1), tooLarge); // not kept, not retained
+        cache.put(A, OffsetRange.of(1, 3), overlapping); // not after A's last entry: not kept, not retained
+        assertThat(List.of(a0.refCnt(), a1.refCnt(), b0.refCnt())).containsOnly(2);
+        assertThat(tooLarge.refCnt()).isEqualTo(1);
+        assertThat(overlapping.refCnt()).isEqualTo(1);
+
+        StreamEntry hit = cache.get(A, 1).orElseThrow(); // a copy: the cache's reference is all that remains
+        assertThat(hit.payload()).containsOnly((byte) 2).hasSize(40);
+        assertThat(a1.refCnt()).isEqualTo(2);
+
+        cache.put(A, OffsetRange.single(2), a2); // 130 bytes: a0 is evicted and released
+        assertThat(a0.refCnt()).isEqualTo(1);
+        assertThat(cache.bytes()).isEqualTo(90);
+        cache.invalidate(B);
+        assertThat(b0.refCnt()).isEqualTo(1);
+        assertThat(cache.bytes()).isEqualTo(80);
+        cache.close();
+        assertThat(List.of(a1.refCnt(), a2.refCnt())).containsOnly(1);
+        assertThat(cache.bytes()).isZero();
+        cache.put(A, OffsetRange.single(3), b0); // after close nothing is kept
+        assertThat(b0.refCnt()).isEqualTo(1);
+        assertThat(cache.stats().entries()).isZero();
+        for (ByteBuf b : List.of(a0, a1, a2, b0, tooLarge, overlapping)) {
+            assertThat(b.release()).isTrue();
+        }
+    }
+
     @Test
     void findsTheEntryContainingAnOffset_acrossManyEntriesOfAStream() {
         TailCache cache = new TailCache(1 << 20);
         for (int i = 0; i < 100; i++) {
-            cache.put(A, entry(3L * i, 3, 10)); // entries of 3 records each: [0,3), [3,6), ...
+            put(cache, A, entry(3L * i, 3, 10)); // entries of 3 records each: [0,3), [3,6), ...
         }
         for (long o = 0; o < 300; o++) {
             StreamEntry e = cache.get(A, o).orElseThrow();
@@ -38,18 +93,18 @@ class TailCacheTest {
     @Test
     void evictsTheOldestInsertionsFirst_whicheverStreamTheyBelongTo() {
         TailCache cache = new TailCache(100);
-        cache.put(A, entry(0, 1, 40));
-        cache.put(B, entry(0, 1, 40));
-        cache.put(A, entry(1, 1, 40)); // 120 bytes: A's first entry goes
+        put(cache, A, entry(0, 1, 40));
+        put(cache, B, entry(0, 1, 40));
+        put(cache, A, entry(1, 1, 40)); // 120 bytes: A's first entry goes
         assertThat(cache.get(A, 0)).isEmpty();
         assertThat(cache.get(B, 0)).isPresent();
         assertThat(cache.get(A, 1)).isPresent();
-        cache.put(A, entry(2, 1, 40)); // B's entry goes
+        put(cache, A, entry(2, 1, 40)); // B's entry goes
         assertThat(cache.get(B, 0)).isEmpty();
         assertThat(cache.bytes()).isEqualTo(80);
         assertThat(cache.stats().evicted()).isEqualTo(2);
         // B's ring emptied and is gone; a new entry of B starts a new one
-        cache.put(B, entry(1, 1, 10));
+        put(cache, B, entry(1, 1, 10));
         assertThat(cache.get(B, 1)).isPresent();
     }
 
@@ -57,7 +112,7 @@ class TailCacheTest {
     void ringWrapsAndGrows_keepingOffsetOrder() {
         TailCache cache = new TailCache(50 * 10);
         for (int i = 0; i < 1_000; i++) {
-            cache.put(A, entry(i, 1, 10)); // the ring holds the last 50, wrapping many times
+            put(cache, A, entry(i, 1, 10)); // the ring holds the last 50, wrapping many times
         }
         assertThat(cache.get(A, 949)).isEmpty();
         for (long o = 950; o < 1_000; o++) {
@@ -65,7 +120,7 @@ class TailCacheTest {
         }
         cache.resize(2_000); // room for 200: the ring grows past its size while wrapped
         for (int i = 1_000; i < 1_150; i++) {
-            cache.put(A, entry(i, 1, 10));
+            put(cache, A, entry(i, 1, 10));
         }
         for (long o = 950; o < 1_150; o++) {
             assertThat(cache.get(A, o).orElseThrow().range().start()).isEqualTo(o);
@@ -76,9 +131,9 @@ class TailCacheTest {
     @Test
     void anEntryNotAfterTheStreamsLastOne_isNotCached() {
         TailCache cache = new TailCache(1_000);
-        cache.put(A, entry(10, 5, 10));
-        cache.put(A, entry(5, 5, 10)); // a late completion of an earlier session
-        cache.put(A, entry(12, 5, 10)); // overlaps the last one
+        put(cache, A, entry(10, 5, 10));
+        put(cache, A, entry(5, 5, 10)); // a late completion of an earlier session
+        put(cache, A, entry(12, 5, 10)); // overlaps the last one
         assertThat(cache.get(A, 5)).isEmpty();
         assertThat(cache.get(A, 16)).isEmpty();
         assertThat(cache.get(A, 12).orElseThrow().range().start()).isEqualTo(10);
@@ -90,8 +145,8 @@ class TailCacheTest {
     void invalidateAndShrinking_keepTheByteCountExact() {
         TailCache cache = new TailCache(1_000);
         for (int i = 0; i < 10; i++) {
-            cache.put(A, entry(i, 1, 10));
-            cache.put(B, entry(i, 1, 20));
+            put(cache, A, entry(i, 1, 10));
+            put(cache, B, entry(i, 1, 20));
         }
         assertThat(cache.bytes()).isEqualTo(300);
         cache.invalidate(A);
@@ -102,11 +157,11 @@ class TailCacheTest {
         assertThat(cache.bytes()).isEqualTo(100);
         assertThat(cache.get(B, 4)).isEmpty();
         assertThat(cache.get(B, 5)).isPresent();
-        cache.put(A, entry(0, 1, 10)); // a stream invalidated starts afresh; 110 bytes: B's oldest goes
+        put(cache, A, entry(0, 1, 10)); // a stream invalidated starts afresh; 110 bytes: B's oldest goes
         assertThat(cache.get(A, 0)).isPresent();
         assertThat(cache.get(B, 5)).isEmpty();
         assertThat(cache.bytes()).isEqualTo(90);
-        cache.put(B, entry(100, 1, 200)); // larger than the whole cache: not kept
+        put(cache, B, entry(100, 1, 200)); // larger than the whole cache: not kept
         assertThat(cache.bytes()).isEqualTo(90);
     }
 }

@@ -63,11 +63,6 @@ public final class StreamTesting {
 
     /** The stored bytes of {@code batch}, as the WAL writes them to BookKeeper. */
     public static byte[] encoded(WalBatch batch) {
-        ByteBuf b = WalBatchCodec.encodeBuffer(batch);
-        try {
-            return ByteBufUtil.getBytes(b);
-        } finally {
-            b.release();
-        }
+        return WalBatchCodec.encode(batch);
     }
 }

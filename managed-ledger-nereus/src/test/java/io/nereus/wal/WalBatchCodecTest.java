@@ -11,6 +11,10 @@ import io.nereus.metadata.Checksum;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.StreamId;
 import io.nereus.wal.WalBatchCodec.Check;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -34,24 +38,85 @@ class WalBatchCodecTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    @Test
-    void encodeBuffer_wrapsThePayloadArraysWithoutCopying_betweenHeaderAndTrailer() {
-        WalBatch batch = sample();
-        io.netty.buffer.CompositeByteBuf out = (io.netty.buffer.CompositeByteBuf) WalBatchCodec.encodeBuffer(batch);
-        try {
-            List<AppendEntry> entries = batch.sections().stream().flatMap(s -> s.entries().stream()).toList();
-            assertThat(out.numComponents()).isEqualTo(entries.size() + 2);
-            for (int i = 0; i < entries.size(); i++) {
-                byte[] payload = entries.get(i).payload();
-                if (payload.length > 0) { // an empty payload is Netty's shared empty buffer: nothing to copy
-                    assertThat(out.component(i + 1).array()).as("payload %s", i).isSameAs(payload);
-                }
-            }
-            assertThat(out.readableBytes()).isEqualTo(WalBatchCodec.encodedSize(batch));
-            assertThat(out.isDirect()).as("heap only: nothing pooled to leak").isFalse();
-        } finally {
-            out.release();
+    private static byte[] payload(AppendEntry e) {
+        return ByteBufUtil.getBytes(e.payload());
+    }
+
+    /** The version-1 layout written the plain way: one array, the trailer computed over every byte before it. */
+    private static byte[] referenceEncoding(WalBatch batch) {
+        ByteBuffer b = ByteBuffer.allocate(WalBatchCodec.encodedSize(batch));
+        b.putInt(WalBatchCodec.MAGIC).putShort(WalBatchCodec.VERSION).putShort((short) 0).putLong(batch.sliceId())
+                .putLong(batch.sequence()).putInt(batch.sections().size());
+        int start = 0;
+        for (WalSection s : batch.sections()) {
+            CRC32C sectionCrc = new CRC32C();
+            s.entries().forEach(e -> sectionCrc.update(payload(e)));
+            b.putLong(s.stream().value()).putLong(s.firstOffset()).putInt(s.entries().size()).putInt(start)
+                    .putInt((int) s.payloadBytes()).putInt((int) sectionCrc.getValue());
+            s.entries().forEach(e -> b.putInt(e.recordCount()).putInt(e.size()));
+            start += (int) s.payloadBytes();
         }
+        batch.sections().forEach(s -> s.entries().forEach(e -> b.put(payload(e))));
+        CRC32C crc = new CRC32C();
+        crc.update(b.array(), 0, b.position());
+        b.putInt((int) crc.getValue());
+        return b.array();
+    }
+
+    @Test
+    void encodeBuffer_isTheVersion1LayoutByteForByte_itsTrailerCombinedFromTheSectionCrcs() {
+        Random random = new Random(11);
+        for (int round = 0; round < 100; round++) {
+            List<WalSection> sections = new java.util.ArrayList<>();
+            for (int s = 0, n = random.nextInt(6); s < n; s++) {
+                List<AppendEntry> entries = new java.util.ArrayList<>();
+                for (int e = 0, m = 1 + random.nextInt(5); e < m; e++) {
+                    byte[] p = new byte[random.nextInt(5) == 0 ? 0 : random.nextInt(3000)];
+                    random.nextBytes(p);
+                    entries.add(new AppendEntry(p, 1 + random.nextInt(3)));
+                }
+                sections.add(WalSection.of(StreamId.of(s + 1), random.nextInt(1000), entries));
+            }
+            WalBatch batch = new WalBatch(round, round * 3L, sections);
+            assertThat(encoded(batch)).as("round %s", round).isEqualTo(referenceEncoding(batch));
+        }
+    }
+
+    @Test
+    void encodeBuffer_holdsThePayloadBuffersThemselves_directHeaderAndTrailer_andReleasesThemWithIt() {
+        ByteBuf p0 = PooledByteBufAllocator.DEFAULT.directBuffer(64).writeBytes(bytes("first payload"));
+        ByteBuf p1 = PooledByteBufAllocator.DEFAULT.directBuffer(64).writeBytes(bytes("second"));
+        p1.readerIndex(1); // only the readable bytes are the payload
+        WalSection s = WalSection.of(StreamId.of(5), 0, List.of(AppendEntry.of(p0), AppendEntry.of(p1)));
+        WalBatch batch = new WalBatch(1, 2, List.of(s));
+        try {
+            CompositeByteBuf out = (CompositeByteBuf) WalBatchCodec.encodeBuffer(batch, PooledByteBufAllocator.DEFAULT);
+            try {
+                assertThat(out.numComponents()).isEqualTo(4);
+                assertThat(out.isDirect()).as("direct throughout: written to a socket without a copy").isTrue();
+                assertThat(address(out, 1)).as("the payload's memory, not a copy").isEqualTo(p0.memoryAddress());
+                assertThat(address(out, 2)).isEqualTo(p1.memoryAddress() + 1);
+                assertThat(p0.refCnt()).isEqualTo(2);
+                assertThat(p1.refCnt()).isEqualTo(2);
+                assertThat(p1.readerIndex()).isEqualTo(1);
+                assertThat(ByteBufUtil.getBytes(out)).isEqualTo(referenceEncoding(batch));
+            } finally {
+                out.release();
+            }
+            assertThat(p0.refCnt()).isEqualTo(1);
+            assertThat(p1.refCnt()).isEqualTo(1);
+            WalBatch back = WalBatchCodec.decode(WalBatchCodec.encode(batch));
+            assertThat(payload(back.sections().get(0).entries().get(1))).isEqualTo(bytes("econd"));
+        } finally {
+            p0.release();
+            p1.release();
+        }
+    }
+
+    /** The memory address of the first readable byte of component {@code i}. */
+    private static long address(CompositeByteBuf out, int i) {
+        ByteBuf c = out.component(i);
+        return c.memoryAddress() + c.readerIndex();
     }
 
     @Test
@@ -69,11 +134,11 @@ class WalBatchCodecTest {
         assertThat(a.stream()).isEqualTo(StreamId.of(7));
         assertThat(a.range()).isEqualTo(OffsetRange.of(100, 107));
         assertThat(a.entries()).extracting(AppendEntry::recordCount).containsExactly(1, 5, 1);
-        assertThat(a.entries().get(1).payload()).isEqualTo(bytes("ranged-entry"));
-        assertThat(a.entries().get(2).payload()).isEmpty();
+        assertThat(payload(a.entries().get(1))).isEqualTo(bytes("ranged-entry"));
+        assertThat(a.entries().get(2).size()).isZero();
         assertThat(a.checksum()).isEqualTo(batch.sections().get(0).checksum());
         assertThat(WalBatchCodec.verifySection(a, a.checksum())).isTrue();
-        assertThat(back.sections().get(1).entries().get(0).payload()).isEqualTo(bytes("b0"));
+        assertThat(payload(back.sections().get(1).entries().get(0))).isEqualTo(bytes("b0"));
     }
 
     @Test
@@ -98,8 +163,8 @@ class WalBatchCodecTest {
                 assertThat(back.sections().get(s).range()).isEqualTo(sections.get(s).range());
                 assertThat(back.sections().get(s).checksum()).isEqualTo(sections.get(s).checksum());
                 for (int e = 0; e < sections.get(s).entries().size(); e++) {
-                    assertThat(back.sections().get(s).entries().get(e).payload())
-                            .isEqualTo(sections.get(s).entries().get(e).payload());
+                    assertThat(payload(back.sections().get(s).entries().get(e)))
+                            .isEqualTo(payload(sections.get(s).entries().get(e)));
                 }
             }
         }

@@ -120,7 +120,7 @@ class WalReaderAcrossSlicesTest {
     }
 
     private static String payload(WalBatch b) {
-        return new String(b.sections().get(0).entries().get(0).payload(), StandardCharsets.UTF_8);
+        return b.sections().get(0).entries().get(0).payload().toString(StandardCharsets.UTF_8);
     }
 
     @Test

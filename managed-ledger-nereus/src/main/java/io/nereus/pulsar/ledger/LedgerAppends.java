@@ -4,7 +4,7 @@ import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.stream.NereusStream;
-import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.ByteBuf;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -104,19 +104,22 @@ final class LedgerAppends {
             return;
         }
         session = current;
-        byte[] bytes;
+        ByteBuf data;
         try {
             if (interceptor != null) {
                 interceptor.beforeAddEntry(op, numberOfMessages);
             }
-            bytes = ByteBufUtil.getBytes(op.getData());
+            data = op.getData();
         } catch (RuntimeException e) {
             finished(false);
             result.completeExceptionally(new ManagedLedgerException.ManagedLedgerInterceptException(e));
             return;
         }
         pending.incrementAndGet();
-        CompletableFuture<OffsetRange> appended = stream.append(List.of(AppendEntry.of(bytes)));
+        int bytes = data.readableBytes();
+        // the buffer itself, not a copy: the stream takes references of its own (the op keeps its reference until
+        // the append has completed, so that the broker's callback sees the data)
+        CompletableFuture<OffsetRange> appended = stream.append(List.of(AppendEntry.of(data)));
         lastAdd = appended;
         appended.whenCompleteAsync((range, t) -> {
             pending.decrementAndGet();
@@ -134,9 +137,9 @@ final class LedgerAppends {
                 return;
             }
             entriesAdded.incrementAndGet();
-            ledger.committed(range, bytes.length);
+            ledger.committed(range, bytes);
             long micros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - started);
-            stats.addAddEntrySample(bytes.length);
+            stats.addAddEntrySample(bytes);
             stats.addAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
             stats.addLedgerAddEntryLatencySample(micros, TimeUnit.MICROSECONDS);
             result.complete(PositionFactory.create(ledger.ledgerId(), range.start())); // runs the caller's callback
