@@ -169,7 +169,8 @@ final class ValueReader {
     }
 
     String string(String field) {
-        int len = varintInt(field + " length", Integer.MAX_VALUE);
+        // a length under 128 is one varint byte: read it without building the field's name for the error context
+        int len = pos < limit && buf[pos] >= 0 ? buf[pos++] : varintInt(field + " length", Integer.MAX_VALUE);
         need(len, field);
         LastString last = lastString;
         if (last != null && last.utf8.length == len && Arrays.equals(last.utf8, 0, len, buf, pos, pos + len)) {
