@@ -51,12 +51,16 @@ public final class CommitPurgatory {
      * owner's executor).
      */
     public void advance(long end) {
-        List<CompletableFuture<Void>> ready = new ArrayList<>();
+        List<CompletableFuture<Void>> ready;
         synchronized (this) {
             if (end <= committedEnd) {
                 return;
             }
             committedEnd = end;
+            if (byOffset.isEmpty() || byOffset.firstKey() >= end) {
+                return; // nobody waits below the new end: the common case of an append, with nothing to allocate
+            }
+            ready = new ArrayList<>();
             NavigableMap<Long, List<CompletableFuture<Void>>> head = byOffset.headMap(end, false);
             head.values().forEach(ready::addAll);
             head.clear();

@@ -138,9 +138,11 @@ public final class StreamCommitStore {
     }
 
     private CompletableFuture<CommitResult> commitBody(Transaction tr, List<StreamAppend> batch) {
-        Map<StreamId, CompletableFuture<byte[]>> heads = new LinkedHashMap<>();
-        List<CompletableFuture<byte[]>> atEnd = new ArrayList<>();
-        Map<Slot, CompletableFuture<byte[]>> intents = new HashMap<>();
+        // sized for one append per stream, the usual shape, so that no map grows while a commit is built
+        int n = batch.size();
+        Map<StreamId, CompletableFuture<byte[]>> heads = new LinkedHashMap<>(capacity(n));
+        List<CompletableFuture<byte[]>> atEnd = new ArrayList<>(n);
+        Map<Slot, CompletableFuture<byte[]>> intents = new HashMap<>(capacity(n));
         Map<Long, CompletableFuture<byte[]>> slices = new HashMap<>();
         for (StreamAppend a : batch) {
             heads.computeIfAbsent(a.stream(), s -> tr.get(ks.headKey(s)));
@@ -151,14 +153,15 @@ public final class StreamCommitStore {
                     k -> tr.snapshot().get(ks.intentKey(a.stream(), a.target().sliceId())));
             slices.computeIfAbsent(a.target().sliceId(), id -> tr.get(ks.walSliceKey(id)));
         }
-        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.values());
+        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.size() + atEnd.size() + intents.size() + slices.size());
+        all.addAll(heads.values());
         all.addAll(atEnd);
         all.addAll(intents.values());
         all.addAll(slices.values());
         return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
-            Map<StreamId, StreamHead> current = new HashMap<>();
+            Map<StreamId, StreamHead> current = new HashMap<>(capacity(heads.size()));
             Map<Long, Optional<WalSliceState>> sliceStates = new HashMap<>();
-            List<AppendOutcome> outcomes = new ArrayList<>();
+            List<AppendOutcome> outcomes = new ArrayList<>(n);
             for (int i = 0; i < batch.size(); i++) {
                 StreamAppend a = batch.get(i);
                 StreamHead head = current.get(a.stream());
@@ -186,9 +189,9 @@ public final class StreamCommitStore {
                 current.put(a.stream(), o instanceof AppendOutcome.Apply apply ? apply.next() : head);
                 outcomes.add(o);
             }
-            List<StreamHead> result = new ArrayList<>();
-            Set<StreamId> advanced = new HashSet<>();
-            Map<Slot, OffsetRange> inSlice = new LinkedHashMap<>();
+            List<StreamHead> result = new ArrayList<>(n);
+            Set<StreamId> advanced = new HashSet<>(capacity(heads.size()));
+            Map<Slot, OffsetRange> inSlice = new LinkedHashMap<>(capacity(intents.size()));
             for (int i = 0; i < batch.size(); i++) {
                 StreamAppend a = batch.get(i);
                 AppendOutcome o = outcomes.get(i);
@@ -221,6 +224,11 @@ public final class StreamCommitStore {
             }
             return new CommitResult.Committed(result);
         });
+    }
+
+    /** A hash map capacity that holds {@code entries} without resizing. */
+    private static int capacity(int entries) {
+        return (int) (entries / 0.75f) + 1;
     }
 
     /** A stream in one WAL slice: the key of its intent and of its range in the slice. */

@@ -20,6 +20,19 @@ import java.util.function.Supplier;
  * ({@code field}), the byte position ({@code position}) and the numbers the check compared.
  */
 final class ValueReader {
+    /** Strings longer than this are not remembered by {@link #lastString}. */
+    private static final int LAST_STRING_MAX_BYTES = 256;
+
+    /** A decoded string and its UTF-8 bytes; immutable, so any thread may read the one {@link #lastString} holds. */
+    private record LastString(byte[] utf8, String value) {
+    }
+
+    /**
+     * The string decoded last, by any reader: values decode the same few strings over and over (every stream head
+     * names its writer), so a decode that finds the same bytes returns the same string without allocating.
+     */
+    private static volatile LastString lastString;
+
     /** What is being decoded, for the error context; built only when an error is raised. */
     private final Supplier<String> what;
     private final byte[] buf;
@@ -156,19 +169,42 @@ final class ValueReader {
     }
 
     String string(String field) {
-        int len = varintInt(field + " length", Integer.MAX_VALUE);
+        // a length under 128 is one varint byte: read it without building the field's name for the error context
+        int len = pos < limit && buf[pos] >= 0 ? buf[pos++] : varintInt(field + " length", Integer.MAX_VALUE);
         need(len, field);
-        try {
-            String s = StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(buf, pos, len))
-                    .toString();
-            pos += len;
-            return s;
-        } catch (CharacterCodingException e) {
-            throw errorCausedBy(e, "not valid UTF-8", "field", field, "position", pos);
+        LastString last = lastString;
+        if (last != null && last.utf8.length == len && Arrays.equals(last.utf8, 0, len, buf, pos, pos + len)) {
+            pos += len; // the same bytes as the string decoded last (a stream head's writer id, mostly): no decoding
+            return last.value;
         }
+        String s;
+        if (ascii(buf, pos, len)) {
+            s = new String(buf, pos, len, StandardCharsets.US_ASCII);
+        } else {
+            try {
+                s = StandardCharsets.UTF_8.newDecoder()
+                        .onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT)
+                        .decode(ByteBuffer.wrap(buf, pos, len))
+                        .toString();
+            } catch (CharacterCodingException e) {
+                throw errorCausedBy(e, "not valid UTF-8", "field", field, "position", pos);
+            }
+        }
+        if (len <= LAST_STRING_MAX_BYTES) {
+            lastString = new LastString(Arrays.copyOfRange(buf, pos, pos + len), s);
+        }
+        pos += len;
+        return s;
+    }
+
+    private static boolean ascii(byte[] b, int from, int len) {
+        for (int i = from, end = from + len; i < end; i++) {
+            if (b[i] < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     int position() {

@@ -93,8 +93,9 @@ final class ValueWriter {
         return size;
     }
 
+    /** The bytes written; the buffer itself when it is exactly full (then this writer must not be used again). */
     byte[] toByteArray() {
-        return Arrays.copyOf(buf, size);
+        return size == buf.length ? buf : Arrays.copyOf(buf, size);
     }
 
     /** The internal buffer; only the first {@link #size()} bytes are meaningful. */

@@ -196,6 +196,27 @@ class ValueCodecsTest {
     }
 
     @Test
+    void strings_decodeExactlyWhateverWasDecodedBefore() {
+        // the reader remembers the last string it decoded and reuses it for the same bytes: values of the same
+        // length but other bytes, multi-byte UTF-8 and invalid UTF-8 must never be served from that memory
+        StreamHead a = new StreamHead(StreamState.OPEN, 10, 0, 7, 3, Optional.of("writer-a"), 100);
+        StreamHead b = new StreamHead(StreamState.OPEN, 10, 0, 7, 3, Optional.of("writer-b"), 100);
+        StreamHead accented = new StreamHead(StreamState.OPEN, 10, 0, 7, 3, Optional.of("wr\u00eeter"), 100);
+        for (int round = 0; round < 2; round++) {
+            assertThat(StreamHeadCodec.INSTANCE.decode(StreamHeadCodec.INSTANCE.encode(a))).isEqualTo(a);
+            assertThat(StreamHeadCodec.INSTANCE.decode(StreamHeadCodec.INSTANCE.encode(a))).isEqualTo(a);
+            assertThat(StreamHeadCodec.INSTANCE.decode(StreamHeadCodec.INSTANCE.encode(b))).isEqualTo(b);
+            assertThat(StreamHeadCodec.INSTANCE.decode(StreamHeadCodec.INSTANCE.encode(accented))).isEqualTo(accented);
+        }
+        byte[] good = StreamHeadCodec.INSTANCE.encode(accented);
+        byte[] bad = good.clone();
+        bad[bad.length - 1] = (byte) 0xC3; // a lead byte with nothing after it, same length as the string just decoded
+        assertThat(StreamHeadCodec.INSTANCE.decode(good)).isEqualTo(accented);
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> StreamHeadCodec.INSTANCE.decode(bad)).context())
+                .containsEntry("reason", "not valid UTF-8");
+    }
+
+    @Test
     void ledgerProperties_overValueLimitIsRefusedOnEncode() {
         LedgerProperties big = new LedgerProperties(Map.of("k", "x".repeat(FdbLimits.MAX_VALUE_BYTES)));
         assertThatThrownBy(() -> LedgerPropertiesCodec.INSTANCE.encode(big))
