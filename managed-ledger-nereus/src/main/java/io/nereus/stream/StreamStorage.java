@@ -113,6 +113,14 @@ public final class StreamStorage implements AutoCloseable {
                         REPAIR_TIME_BUDGET, clock));
     }
 
+    /**
+     * Opens the WAL's first slice ahead of the first append (see {@link WalWriter#openFirstSlice}): a broker calls
+     * it once it has started, so that its first append is as quick as the ones after it.
+     */
+    public void openWal() {
+        writer.openFirstSlice();
+    }
+
     /** Opens (creating if absent) the stream of {@code managedLedgerName}; the handle is shared. */
     public CompletableFuture<NereusStream> openStream(String managedLedgerName) {
         if (closed) {

@@ -109,6 +109,17 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         }
     }
 
+    /**
+     * Creates the first slice ahead of the first append (unless one exists or is being created, or the writer is
+     * closed), so that the first append pays one BookKeeper add and one commit, not also the lease, the ledger's
+     * creation and its registration.
+     */
+    void openSlice() {
+        if (!closed && slices.current() == null) {
+            slices.create();
+        }
+    }
+
     /** Takes the batches cut from the open batch, in sequence order, and writes what the in-flight limit allows. */
     void takeCuts() {
         List<OpenBatch.Cut> cuts = openBatch.takeCuts();

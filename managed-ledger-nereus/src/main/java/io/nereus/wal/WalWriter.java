@@ -136,6 +136,19 @@ public final class WalWriter implements AutoCloseable {
     }
 
     /**
+     * Takes the writer's lease and opens its first slice now, in the background, instead of at the first append
+     * (which otherwise waits for both). Nothing happens when a slice is already open or being created; a failure is
+     * logged, and the first append then tries again.
+     */
+    public void openFirstSlice() {
+        try {
+            submit(pipeline::openSlice);
+        } catch (RejectedExecutionException e) {
+            // the writer has ended
+        }
+    }
+
+    /**
      * Runs slice recovery now (it also runs every {@link WalConfig#recoveryInterval}): seals the OPEN slices of
      * writers that are gone (see {@link WalSliceRecovery}).
      */

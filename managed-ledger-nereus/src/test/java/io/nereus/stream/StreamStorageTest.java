@@ -17,6 +17,7 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamAppend;
 import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.WalSliceState;
 import io.nereus.metadata.WalTarget;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
@@ -30,7 +31,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.client.api.WriteHandle;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -72,6 +75,24 @@ class StreamStorageTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
+
+    @Test
+    void openWal_registersTheFirstSliceBeforeAnyAppend_andTheFirstAppendIsWrittenIntoIt() throws Exception {
+        StreamStorage storage = storage("broker-a");
+        assertThat(metadata.slices().slices(WalSliceState.OPEN, 0, 10).get(10, TimeUnit.SECONDS)).isEmpty();
+        storage.openWal();
+        storage.openWal(); // a second call while the first slice is being created or open changes nothing
+        Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(metadata.slices().slices(WalSliceState.OPEN, 0, 10).get(10, TimeUnit.SECONDS)).hasSize(1));
+        long opened = metadata.slices().slices(WalSliceState.OPEN, 0, 10).get(10, TimeUnit.SECONDS).firstKey();
+        NereusStream stream = await(storage.openStream("first-append"));
+        await(stream.acquireWriter());
+        await(stream.append(List.of(AppendEntry.of(payload("first")))));
+        assertThat(metadata.slices().slices(WalSliceState.OPEN, 0, 10).get(10, TimeUnit.SECONDS).keySet())
+                .containsExactly(opened);
+        assertThat(readAll(stream, 0, 10)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+                .containsExactly("first");
+    }
 
     @Test
     void hundredStreams_concurrentAppends_everyAckedEntryReadsBackExactAndDense() {
