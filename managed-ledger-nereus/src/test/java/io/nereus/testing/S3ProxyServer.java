@@ -39,8 +39,8 @@ import software.amazon.awssdk.services.s3.S3AsyncClient;
 public final class S3ProxyServer implements BeforeAllCallback, ParameterResolver, AutoCloseable {
     public static final String JAR_PROPERTY = "nereus.s3proxy.jar";
     public static final String BUCKET = "nereus-test";
-    public static final String ACCESS_KEY = "nereus-access";
-    public static final String SECRET_KEY = "nereus-secret";
+    public static final String ACCESS_KEY = "nereus-test-access-3f7a";
+    public static final String SECRET_KEY = "nereus-test-secret-c41e";
     public static final String REGION = "us-east-1";
     static final Duration START_TIMEOUT = Duration.ofSeconds(60);
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(S3ProxyServer.class);
