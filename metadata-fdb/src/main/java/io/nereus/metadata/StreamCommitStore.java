@@ -42,6 +42,8 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class StreamCommitStore {
     /** Index records moved out of the lookup space per trim transaction. */
     static final int TRIM_BATCH = 500;
+    /** What an index read that was not needed stands for (no record). */
+    private static final CompletableFuture<byte[]> NOTHING = CompletableFuture.completedFuture(null);
 
     private final TransactionRunner tx;
     private final NereusKeyspace ks;
@@ -115,7 +117,9 @@ public final class StreamCommitStore {
      * stream committed into the slice (its intent's, or this commit's first) to the end of its last append there,
      * a blind write derived from the intent the transaction reads anyway. Only the heads and slices are read with
      * conflict ranges; the record at the append's end and the intent are snapshot reads, since only a commit of
-     * the same stream writes them and it writes the head too. Compared with a commit without slice
+     * the same stream writes them and it writes the head too. The record at the append's end is read only when the
+     * stored head already covers that end (a retry whose first attempt may have succeeded), so a first attempt
+     * reads per stream its head and its intent, nothing else. Compared with a commit without slice
      * records this adds one read per distinct slice (usually one per transaction) and one write per stream and
      * slice advanced; no read per stream. A stream may have
      * several appends (one per coalesced batch), listed in offset order: the first must start at the head's
@@ -141,89 +145,131 @@ public final class StreamCommitStore {
         // sized for one append per stream, the usual shape, so that no map grows while a commit is built
         int n = batch.size();
         Map<StreamId, CompletableFuture<byte[]>> heads = new LinkedHashMap<>(capacity(n));
-        List<CompletableFuture<byte[]>> atEnd = new ArrayList<>(n);
         Map<Slot, CompletableFuture<byte[]>> intents = new HashMap<>(capacity(n));
         Map<Long, CompletableFuture<byte[]>> slices = new HashMap<>();
         for (StreamAppend a : batch) {
             heads.computeIfAbsent(a.stream(), s -> tr.get(ks.headKey(s)));
-            // Snapshot reads: only a commit of the same stream writes its generation-0 records and intents, and
-            // that commit also writes the head read above, so the head's conflict already covers them.
-            atEnd.add(tr.snapshot().get(ks.indexKey(IndexKey.of(a.generationZeroRecord()))));
+            // Snapshot reads: only a commit of the same stream writes its intents, and that commit also writes the
+            // head read above, so the head's conflict already covers them.
             intents.computeIfAbsent(Slot.of(a),
                     k -> tr.snapshot().get(ks.intentKey(a.stream(), a.target().sliceId())));
             slices.computeIfAbsent(a.target().sliceId(), id -> tr.get(ks.walSliceKey(id)));
         }
-        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.size() + atEnd.size() + intents.size() + slices.size());
+        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.size() + intents.size() + slices.size());
         all.addAll(heads.values());
-        all.addAll(atEnd);
         all.addAll(intents.values());
         all.addAll(slices.values());
-        return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
-            Map<StreamId, StreamHead> current = new HashMap<>(capacity(heads.size()));
-            Map<Long, Optional<WalSliceState>> sliceStates = new HashMap<>();
-            List<AppendOutcome> outcomes = new ArrayList<>(n);
-            for (int i = 0; i < batch.size(); i++) {
-                StreamAppend a = batch.get(i);
-                StreamHead head = current.get(a.stream());
-                if (head == null) {
-                    byte[] h = heads.get(a.stream()).join();
-                    if (h == null) {
-                        return new CommitResult.UnknownStream(a.stream());
-                    }
-                    head = StreamHeadCodec.INSTANCE.decode(h);
-                }
-                IndexKey endKey = IndexKey.of(a.generationZeroRecord());
-                Optional<IndexRecord> existing = Optional.ofNullable(atEnd.get(i).join())
-                        .map(b -> IndexRecordCodec.INSTANCE.decode(endKey, b));
-                AppendOutcome o = AppendOutcome.decide(head, existing, a);
-                if (!o.permitsCommit()) {
-                    return new CommitResult.Rejected(a, o);
-                }
-                if (o instanceof AppendOutcome.Apply) {
-                    Optional<WalSliceState> slice = sliceStates.computeIfAbsent(a.target().sliceId(),
-                            id -> Optional.ofNullable(slices.get(id).join()).map(b -> WalSliceCodec.INSTANCE.decode(b).state()));
-                    if (slice.isEmpty() || slice.get() != WalSliceState.OPEN) {
-                        return new CommitResult.SliceNotOpen(a.target().sliceId(), slice);
-                    }
-                }
-                current.put(a.stream(), o instanceof AppendOutcome.Apply apply ? apply.next() : head);
-                outcomes.add(o);
-            }
-            List<StreamHead> result = new ArrayList<>(n);
-            Set<StreamId> advanced = new HashSet<>(capacity(heads.size()));
-            Map<Slot, OffsetRange> inSlice = new LinkedHashMap<>(capacity(intents.size()));
-            for (int i = 0; i < batch.size(); i++) {
-                StreamAppend a = batch.get(i);
-                AppendOutcome o = outcomes.get(i);
-                if (o instanceof AppendOutcome.Apply apply) {
-                    advanced.add(a.stream());
-                    tr.set(ks.indexKey(IndexKey.of(apply.record())), IndexRecordCodec.INSTANCE.encode(apply.record()));
-                    Slot slot = Slot.of(a);
-                    OffsetRange before = inSlice.get(slot);
-                    if (before == null) {
-                        byte[] intent = intents.get(slot).join();
-                        if (intent == null) {
-                            tr.set(ks.intentKey(a.stream(), a.target().sliceId()), WalIntentCodec.INSTANCE.encode(a.intent()));
-                        }
-                        long first = intent == null ? a.range().start()
-                                : Math.min(WalIntentCodec.INSTANCE.decode(intent).firstOffset(), a.range().start());
-                        before = OffsetRange.of(first, first);
-                    }
-                    inSlice.put(slot, OffsetRange.of(before.start(), a.range().end()));
-                    result.add(apply.next());
-                } else {
-                    result.add(((AppendOutcome.AlreadyApplied) o).head());
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenCompose(ignored -> {
+            // decoded once; a stream without a head (unknown) is absent, and the decision reports it in batch order
+            Map<StreamId, StreamHead> stored = new HashMap<>(capacity(heads.size()));
+            for (Map.Entry<StreamId, CompletableFuture<byte[]>> h : heads.entrySet()) {
+                byte[] bytes = h.getValue().join();
+                if (bytes != null) {
+                    stored.put(h.getKey(), StreamHeadCodec.INSTANCE.decode(bytes));
                 }
             }
-            for (StreamId s : advanced) {
-                tr.set(ks.headKey(s), StreamHeadCodec.INSTANCE.encode(current.get(s)));
-            }
-            for (Map.Entry<Slot, OffsetRange> e : inSlice.entrySet()) {
-                tr.set(ks.walStreamKey(e.getKey().sliceId(), e.getKey().stream()),
-                        OffsetRangeCodec.INSTANCE.encode(e.getValue()));
-            }
-            return new CommitResult.Committed(result);
+            return recordsAtEnd(tr, batch, stored)
+                    .thenApply(atEnd -> decideAndWrite(tr, batch, stored, atEnd, intents, slices));
         });
+    }
+
+    /**
+     * The generation-0 record stored at each append's end offset, read only for an append whose stream's stored
+     * head already covers that end: a retried commit whose first attempt succeeded ({@link AppendOutcome#decide}
+     * needs the record only then). Every other append gets a completed empty value, so a first attempt reads
+     * nothing more. Snapshot reads: only a commit of the same stream writes these records, and it writes the head
+     * read before them too.
+     */
+    private CompletableFuture<List<CompletableFuture<byte[]>>> recordsAtEnd(Transaction tr, List<StreamAppend> batch,
+            Map<StreamId, StreamHead> stored) {
+        List<CompletableFuture<byte[]>> atEnd = new ArrayList<>(batch.size());
+        List<CompletableFuture<byte[]>> reads = null;
+        for (StreamAppend a : batch) {
+            StreamHead head = stored.get(a.stream());
+            if (head == null || head.committedEnd() < a.range().end()) {
+                atEnd.add(NOTHING);
+                continue;
+            }
+            CompletableFuture<byte[]> read = tr.snapshot().get(ks.indexKey(IndexKey.of(a.generationZeroRecord())));
+            atEnd.add(read);
+            if (reads == null) {
+                reads = new ArrayList<>();
+            }
+            reads.add(read);
+        }
+        if (reads == null) {
+            return CompletableFuture.completedFuture(atEnd);
+        }
+        return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> atEnd);
+    }
+
+    private CommitResult decideAndWrite(Transaction tr, List<StreamAppend> batch,
+            Map<StreamId, StreamHead> stored, List<CompletableFuture<byte[]>> atEnd,
+            Map<Slot, CompletableFuture<byte[]>> intents, Map<Long, CompletableFuture<byte[]>> slices) {
+        int n = batch.size();
+        Map<StreamId, StreamHead> current = new HashMap<>(capacity(stored.size()));
+        Map<Long, Optional<WalSliceState>> sliceStates = new HashMap<>();
+        List<AppendOutcome> outcomes = new ArrayList<>(n);
+        for (int i = 0; i < batch.size(); i++) {
+            StreamAppend a = batch.get(i);
+            StreamHead head = current.get(a.stream());
+            if (head == null) {
+                head = stored.get(a.stream());
+                if (head == null) {
+                    return new CommitResult.UnknownStream(a.stream());
+                }
+            }
+            IndexKey endKey = IndexKey.of(a.generationZeroRecord());
+            Optional<IndexRecord> existing = Optional.ofNullable(atEnd.get(i).join())
+                    .map(b -> IndexRecordCodec.INSTANCE.decode(endKey, b));
+            AppendOutcome o = AppendOutcome.decide(head, existing, a);
+            if (!o.permitsCommit()) {
+                return new CommitResult.Rejected(a, o);
+            }
+            if (o instanceof AppendOutcome.Apply) {
+                Optional<WalSliceState> slice = sliceStates.computeIfAbsent(a.target().sliceId(),
+                        id -> Optional.ofNullable(slices.get(id).join()).map(b -> WalSliceCodec.INSTANCE.decode(b).state()));
+                if (slice.isEmpty() || slice.get() != WalSliceState.OPEN) {
+                    return new CommitResult.SliceNotOpen(a.target().sliceId(), slice);
+                }
+            }
+            current.put(a.stream(), o instanceof AppendOutcome.Apply apply ? apply.next() : head);
+            outcomes.add(o);
+        }
+        List<StreamHead> result = new ArrayList<>(n);
+        Set<StreamId> advanced = new HashSet<>(capacity(stored.size()));
+        Map<Slot, OffsetRange> inSlice = new LinkedHashMap<>(capacity(intents.size()));
+        for (int i = 0; i < batch.size(); i++) {
+            StreamAppend a = batch.get(i);
+            AppendOutcome o = outcomes.get(i);
+            if (o instanceof AppendOutcome.Apply apply) {
+                advanced.add(a.stream());
+                tr.set(ks.indexKey(IndexKey.of(apply.record())), IndexRecordCodec.INSTANCE.encode(apply.record()));
+                Slot slot = Slot.of(a);
+                OffsetRange before = inSlice.get(slot);
+                if (before == null) {
+                    byte[] intent = intents.get(slot).join();
+                    if (intent == null) {
+                        tr.set(ks.intentKey(a.stream(), a.target().sliceId()), WalIntentCodec.INSTANCE.encode(a.intent()));
+                    }
+                    long first = intent == null ? a.range().start()
+                            : Math.min(WalIntentCodec.INSTANCE.decode(intent).firstOffset(), a.range().start());
+                    before = OffsetRange.of(first, first);
+                }
+                inSlice.put(slot, OffsetRange.of(before.start(), a.range().end()));
+                result.add(apply.next());
+            } else {
+                result.add(((AppendOutcome.AlreadyApplied) o).head());
+            }
+        }
+        for (StreamId s : advanced) {
+            tr.set(ks.headKey(s), StreamHeadCodec.INSTANCE.encode(current.get(s)));
+        }
+        for (Map.Entry<Slot, OffsetRange> e : inSlice.entrySet()) {
+            tr.set(ks.walStreamKey(e.getKey().sliceId(), e.getKey().stream()),
+                    OffsetRangeCodec.INSTANCE.encode(e.getValue()));
+        }
+        return new CommitResult.Committed(result);
     }
 
     /** A hash map capacity that holds {@code entries} without resizing. */
