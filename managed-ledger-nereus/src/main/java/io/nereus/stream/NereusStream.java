@@ -304,7 +304,9 @@ public final class NereusStream {
     /**
      * Reads committed entries from {@code fromOffset} in {@code view}: at most {@code maxEntries} entries and,
      * beyond the first, at most {@code maxBytes} payload bytes. The head snapshot read first decides: below the
-     * trim point fails OFFSET_TRIMMED, at or after the committed end returns nothing.
+     * trim point fails OFFSET_TRIMMED, at or after the committed end returns nothing. The entries are retained
+     * slices of what the tail cache, the WAL reader or the object blocks hold (no copies); the caller owns them
+     * ({@link ReadResult}). Cancelling the returned future gives them up: they are released.
      */
     public CompletableFuture<ReadResult> read(ReadView view, long fromOffset, int maxEntries, long maxBytes,
             BoundaryMode mode) {
@@ -312,9 +314,9 @@ public final class NereusStream {
         if (invalid != null) {
             return CompletableFuture.failedFuture(invalid);
         }
-        return head().thenCompose(head -> {
+        return releasedIfAbandoned(head().thenCompose(head -> {
             return readWithin(view, fromOffset, maxEntries, maxBytes, mode, head.readableRange());
-        });
+        }));
     }
 
     /**
@@ -334,7 +336,7 @@ public final class NereusStream {
             return CompletableFuture.failedFuture(invalid);
         }
         try {
-            return readWithin(view, fromOffset, maxEntries, maxBytes, mode, readable);
+            return releasedIfAbandoned(readWithin(view, fromOffset, maxEntries, maxBytes, mode, readable));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -359,6 +361,10 @@ public final class NereusStream {
         return readLoop(new ReadState(view, fromOffset, maxEntries, maxBytes, mode, readable));
     }
 
+    /**
+     * One read in progress. It owns the entries it collected ({@code out}) until they are handed out in the result,
+     * and releases them when the read fails.
+     */
     private final class ReadState {
         final ReadView view;
         final long from;
@@ -384,26 +390,60 @@ public final class NereusStream {
             return out.size() >= maxEntries || (!out.isEmpty() && bytes >= maxBytes) || offset >= readable.end();
         }
 
-        /** Adds {@code e} if it fits; returns false when the read is full. */
+        /**
+         * Takes {@code e}: keeps it if it is the next entry and fits, else releases it (also when it throws
+         * NOT_ENTRY_BOUNDARY). Returns false when the read is full.
+         */
         boolean add(StreamEntry e) {
             if (full()) {
+                e.release();
                 return false;
             }
             if (out.isEmpty() && e.range().start() < from) {
                 if (mode == BoundaryMode.EXACT_START) {
+                    e.release();
                     throw Errors.of(ErrorCode.NOT_ENTRY_BOUNDARY, id(), from);
                 }
             } else if (e.range().start() != offset) {
+                e.release();
                 return true;
             }
-            if (!out.isEmpty() && bytes + e.payload().length > maxBytes) {
+            if (!out.isEmpty() && bytes + e.size() > maxBytes) {
                 offset = Long.MAX_VALUE; // stop: the next entry does not fit
+                e.release();
                 return false;
             }
             out.add(e);
-            bytes += e.payload().length;
+            bytes += e.size();
             offset = e.range().end();
             return true;
+        }
+
+        /** Takes every entry of {@code found}: the ones after {@code at} that fit are kept, the rest released. */
+        void addAll(List<StreamEntry> found, long at) {
+            int i = 0;
+            try {
+                boolean open = true;
+                for (; i < found.size(); i++) {
+                    StreamEntry e = found.get(i);
+                    if (!open || e.range().end() <= at) {
+                        e.release();
+                    } else {
+                        open = add(e);
+                    }
+                }
+            } catch (RuntimeException ex) {
+                for (int j = i + 1; j < found.size(); j++) {
+                    found.get(j).release();
+                }
+                throw ex;
+            }
+        }
+
+        /** Releases what the read collected (it failed); a second call releases nothing. */
+        void releaseAll() {
+            StreamEntry.releaseAll(out);
+            out.clear();
         }
 
         ReadResult result() {
@@ -412,7 +452,35 @@ public final class NereusStream {
         }
     }
 
+    /**
+     * The read's future as the caller sees it: a caller that cancels it (or completes it otherwise) gives up the
+     * entries, which are then released here instead of being dropped.
+     */
+    private static CompletableFuture<ReadResult> releasedIfAbandoned(CompletableFuture<ReadResult> read) {
+        if (read.isDone()) {
+            return read;
+        }
+        CompletableFuture<ReadResult> out = new CompletableFuture<>();
+        read.whenComplete((r, error) -> {
+            if (error != null) {
+                out.completeExceptionally(error);
+            } else if (!out.complete(r)) {
+                r.release();
+            }
+        });
+        return out;
+    }
+
     private CompletableFuture<ReadResult> readLoop(ReadState st) {
+        try {
+            return readSteps(st);
+        } catch (RuntimeException e) {
+            st.releaseAll();
+            throw e;
+        }
+    }
+
+    private CompletableFuture<ReadResult> readSteps(ReadState st) {
         while (!st.full()) {
             if (st.view == ReadView.COMMITTED) {
                 var hit = tail.get(id(), st.offset);
@@ -425,13 +493,15 @@ public final class NereusStream {
             return resolver.resolve(id(), st.view, at, st.readable, st.maxEntries - st.out.size(),
                     Math.max(0, st.maxBytes - st.bytes)).handle((r, error) -> {
                 if (error != null) {
+                    st.releaseAll();
                     throw Errors.read(error, id(), at);
                 }
                 if (r instanceof Resolution.Found f) {
-                    for (StreamEntry e : f.entries()) {
-                        if (e.range().end() > at && !st.add(e)) {
-                            break;
-                        }
+                    try {
+                        st.addAll(f.entries(), at);
+                    } catch (RuntimeException e) {
+                        st.releaseAll();
+                        throw e;
                     }
                     return readLoop(st);
                 }
@@ -444,6 +514,7 @@ public final class NereusStream {
                 if (r instanceof Resolution.NotYetCommitted) {
                     return CompletableFuture.completedFuture(st.result());
                 }
+                st.releaseAll();
                 if (r instanceof Resolution.Unreadable u) {
                     throw Errors.read(u.lastFailure(), id(), at);
                 }
