@@ -2,9 +2,12 @@ package io.nereus.object;
 
 import io.nereus.metadata.StreamEntry;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.buffer.UnpooledHeapByteBuf;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Decoded blocks of stream objects, least recently used out first, bounded by the blocks' stored bytes, so
@@ -17,7 +20,7 @@ import java.util.Map;
  * holds its, so an eviction never frees a block a reader is slicing, and the slices readers take keep the block's
  * memory alive after it left the cache. The bound counts the {@code readableBytes()} of the blocks held, exactly,
  * whether or not readers hold slices of them (a block evicted while slices are out is the readers' memory, not the
- * cache's, until they release them).
+ * cache's, until they release them: {@link #liveBytes} counts both).
  */
 public final class BlockCache {
     private record Key(String object, int block) {
@@ -35,7 +38,25 @@ public final class BlockCache {
         }
     }
 
+    /**
+     * A block's stored bytes wrapped without a copy (unpooled heap memory), counted in {@link #liveBytes} from its
+     * creation until its last reference, the cache's or a reader's slice's, is released.
+     */
+    private final class BlockBuffer extends UnpooledHeapByteBuf {
+        BlockBuffer(byte[] bytes) {
+            super(UnpooledByteBufAllocator.DEFAULT, bytes, bytes.length);
+            live.add(bytes.length);
+        }
+
+        @Override
+        protected void deallocate() {
+            live.add(-capacity());
+            super.deallocate();
+        }
+    }
+
     private final long maxBytes;
+    private final LongAdder live = new LongAdder();
     private final Map<Key, Decoded> blocks = new LinkedHashMap<>(16, 0.75f, true);
     private long bytes;
     private long hits;
@@ -47,6 +68,11 @@ public final class BlockCache {
             throw new IllegalArgumentException("block cache size must be >= 0 bytes: " + maxBytes);
         }
         this.maxBytes = maxBytes;
+    }
+
+    /** A buffer of a fetched block's stored bytes (not copied), with one reference, the caller's; see {@link #liveBytes}. */
+    ByteBuf wrap(byte[] storedBytes) {
+        return new BlockBuffer(storedBytes);
     }
 
     /** The cached block, with a reference of the caller's own; null when not cached. */
@@ -98,6 +124,15 @@ public final class BlockCache {
     /** Stored bytes of the cached blocks: the readable bytes of the buffers the cache holds. */
     public synchronized long bytes() {
         return bytes;
+    }
+
+    /**
+     * Stored bytes of every block decoded through this cache ({@link #wrap}) whose memory is still referenced: the
+     * blocks the cache holds ({@link #bytes}) and those evicted, or never cached, that readers still hold slices of.
+     * Once every reader has released its entries and the cache is cleared it is 0; anything else is a leak.
+     */
+    public long liveBytes() {
+        return live.sum();
     }
 
     /** Blocks the cache holds. */

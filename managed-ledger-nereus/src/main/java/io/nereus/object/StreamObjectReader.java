@@ -9,7 +9,6 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -303,8 +302,9 @@ public final class StreamObjectReader {
     }
 
     /**
-     * The block's entries, checked; their payloads are slices of {@code bytes} wrapped (unpooled heap memory, so the
-     * block is never copied again on its way to a reader), and the caller owns the one reference to it.
+     * The block's entries, checked; their payloads are slices of {@code bytes} wrapped ({@link BlockCache#wrap}:
+     * unpooled heap memory, so the block is never copied again on its way to a reader), and the caller owns the one
+     * reference to it. A block that fails its checks is released here.
      */
     private BlockCache.Decoded decodeBlock(int i, Block k, long end, byte[] bytes) {
         checkLength(name, bytes, k.length(), "block " + i);
@@ -314,7 +314,16 @@ public final class StreamObjectReader {
             throw corrupt(name, "block CRC-32C mismatch", "block", i, "stored", Integer.toHexString(k.crc()),
                     "computed", Long.toHexString(crc.getValue()));
         }
-        ByteBuf buffer = Unpooled.wrappedBuffer(bytes);
+        ByteBuf buffer = cache.wrap(bytes);
+        try {
+            return new BlockCache.Decoded(buffer, entries(i, k, end, bytes, buffer));
+        } catch (RuntimeException e) {
+            buffer.release();
+            throw e;
+        }
+    }
+
+    private List<StreamEntry> entries(int i, Block k, long end, byte[] bytes, ByteBuf buffer) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         List<StreamEntry> entries = new ArrayList<>(k.entries());
         long next = k.first();
@@ -343,6 +352,6 @@ public final class StreamObjectReader {
             throw corrupt(name, "block does not end where the next begins", "block", i, "end", next,
                     "expected", end);
         }
-        return new BlockCache.Decoded(buffer, List.copyOf(entries));
+        return List.copyOf(entries);
     }
 }

@@ -11,7 +11,6 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -258,7 +257,7 @@ class StreamObjectFormatTest {
     @Test
     void blockCache_holdsOneReferencePerBlock_andNeverFreesABlockWhileASliceIsOut() {
         BlockCache cache = new BlockCache(250);
-        ByteBuf first = PooledByteBufAllocator.DEFAULT.heapBuffer(100).writeZero(100);
+        ByteBuf first = cache.wrap(new byte[100]);
         BlockCache.Decoded a = new BlockCache.Decoded(first,
                 List.of(new StreamEntry(new OffsetRange(0, 1), first.slice(0, 60)),
                         new StreamEntry(new OffsetRange(1, 2), first.slice(60, 40))));
@@ -270,14 +269,17 @@ class StreamObjectFormatTest {
         StreamEntry slice = got.entries().get(1).retainedSlice();
         got.release();
         assertThat(cache.bytes()).isEqualTo(100); // slices out change nothing
+        assertThat(cache.liveBytes()).isEqualTo(100);
         cache.put("b", 0, block(200)); // 300 bytes: "a" is evicted while the slice is out
         assertThat(cache.bytes()).isEqualTo(200);
         assertThat(cache.blocks()).isEqualTo(1);
         assertThat(first.refCnt()).isEqualTo(1); // the slice's: the block's memory stays valid
+        assertThat(cache.liveBytes()).as("evicted, still referenced by the slice").isEqualTo(100);
         assertThat(slice.size()).isEqualTo(40);
         assertThat(slice.bytes()).hasSize(40);
         slice.release();
         assertThat(first.refCnt()).isZero();
+        assertThat(cache.liveBytes()).isZero();
         cache.clear();
         assertThat(cache.bytes()).isZero();
         assertThat(cache.blocks()).isZero();
