@@ -7,6 +7,7 @@ import io.nereus.error.NereusException;
 import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.Payloads;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.WalTarget;
 import io.nereus.wal.WalBatch;
@@ -75,7 +76,7 @@ public final class WalTargetReader implements TargetReader {
         List<StreamEntry> out = new ArrayList<>(s.entries().size());
         long offset = s.firstOffset();
         for (AppendEntry e : s.entries()) {
-            out.add(new StreamEntry(new OffsetRange(offset, offset + e.recordCount()), e.payload().retainedSlice()));
+            out.add(new StreamEntry(new OffsetRange(offset, offset + e.recordCount()), Payloads.retainedSlice(e.payload())));
             offset += e.recordCount();
         }
         return out;

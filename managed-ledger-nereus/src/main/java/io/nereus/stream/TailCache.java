@@ -1,6 +1,7 @@
 package io.nereus.stream;
 
 import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.Payloads;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.netty.buffer.ByteBuf;
@@ -162,7 +163,7 @@ final class TailCache {
             }
             hits++;
             hitBytes += e.payload().readableBytes();
-            return Optional.of(new StreamEntry(e.range(), e.payload().retainedSlice()));
+            return Optional.of(new StreamEntry(e.range(), Payloads.retainedSlice(e.payload())));
         }
     }
 

@@ -4,6 +4,7 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.Payloads;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -361,7 +362,7 @@ public final class WalReader implements AutoCloseable {
                 }
                 ByteBuf data = entry.getEntryBuffer();
                 bytesRead.add(data.readableBytes());
-                batches.add(FetchedBatch.decode(data.retainedSlice()));
+                batches.add(FetchedBatch.decode(Payloads.retainedSlice(data)));
                 expected++;
             }
         } catch (RuntimeException ex) {

@@ -57,7 +57,7 @@ public record StreamEntry(OffsetRange range, ByteBuf payload) {
 
     /** The same entry with a reference of its own: a new retained slice of the payload (indices of its own). */
     public StreamEntry retainedSlice() {
-        return new StreamEntry(range, payload.retainedSlice());
+        return new StreamEntry(range, Payloads.retainedSlice(payload));
     }
 
     /** Releases this entry's reference to its payload; the entry must not be used afterwards. */

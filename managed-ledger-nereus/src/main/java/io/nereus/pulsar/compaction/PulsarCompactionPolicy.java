@@ -2,6 +2,7 @@ package io.nereus.pulsar.compaction;
 
 import io.nereus.generation.CompactionPolicy;
 import io.nereus.generation.KeyTable;
+import io.nereus.metadata.Payloads;
 import io.nereus.metadata.StreamEntry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -134,6 +135,6 @@ final class PulsarCompactionPolicy implements CompactionPolicy {
      */
     private RawMessage raw(StreamEntry entry) {
         MessageIdData id = new MessageIdData().setLedgerId(ledgerId).setEntryId(entry.range().start());
-        return new RawMessageImpl(id, entry.payload().retainedSlice());
+        return new RawMessageImpl(id, Payloads.retainedSlice(entry.payload()));
     }
 }
