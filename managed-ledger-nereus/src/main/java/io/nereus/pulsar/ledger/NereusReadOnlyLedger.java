@@ -76,16 +76,16 @@ final class NereusReadOnlyLedger implements ReadOnlyManagedLedger, EntryReader {
                 ? read(position.getEntryId(), 1, Long.MAX_VALUE)
                 : CompletableFuture.failedFuture(new ManagedLedgerException.NonRecoverableLedgerException(
                         "position " + position + " is not a stored entry of ledger " + ledgerId));
-        f.whenCompleteAsync((l, t) -> {
-            if (t != null) {
-                callback.readEntryFailed(PulsarErrors.map(t), ctx);
-            } else if (l.isEmpty()) {
-                callback.readEntryFailed(new ManagedLedgerException.NonRecoverableLedgerException(
-                        "position " + position + " is beyond the committed entries of ledger " + ledgerId), ctx);
-            } else {
-                callback.readEntryComplete(l.get(0), ctx);
+        CompletableFuture<Entry> one = f.thenApply(l -> {
+            if (l.isEmpty()) {
+                throw new java.util.concurrent.CompletionException(
+                        new ManagedLedgerException.NonRecoverableLedgerException("position " + position
+                                + " is beyond the committed entries of ledger " + ledgerId));
             }
-        }, executor);
+            return l.get(0);
+        });
+        Callbacks.deliver(one, executor, e -> callback.readEntryComplete(e, ctx),
+                e -> callback.readEntryFailed(e, ctx));
     }
 
     @Override
