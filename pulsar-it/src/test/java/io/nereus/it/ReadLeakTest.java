@@ -102,9 +102,9 @@ class ReadLeakTest {
                 }
 
                 admin.topics().triggerCompaction(topic);
-                await().atMost(Duration.ofSeconds(90)).until(() -> admin.topics().compactionStatus(topic)
-                        .getStatus() != LongRunningProcessStatus.Status.RUNNING);
-                assertThat(admin.topics().compactionStatus(topic).getStatus())
+                await().atMost(Duration.ofSeconds(90)).until(() -> admin.topics().compactionStatus(topic).status
+                        != LongRunningProcessStatus.Status.RUNNING);
+                assertThat(admin.topics().compactionStatus(topic).status)
                         .isEqualTo(LongRunningProcessStatus.Status.SUCCESS);
                 try (Consumer<String> compacted = client.newConsumer(Schema.STRING).topic(topic)
                         .subscriptionName("compacted").readCompacted(true)

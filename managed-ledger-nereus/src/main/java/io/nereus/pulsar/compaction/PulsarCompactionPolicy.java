@@ -2,7 +2,6 @@ package io.nereus.pulsar.compaction;
 
 import io.nereus.generation.CompactionPolicy;
 import io.nereus.generation.KeyTable;
-import io.nereus.metadata.Payloads;
 import io.nereus.metadata.StreamEntry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -130,11 +129,12 @@ final class PulsarCompactionPolicy implements CompactionPolicy {
     }
 
     /**
-     * The entry as the raw message Pulsar's batch converter reads: id (ledger, offset), the stored bytes (a retained
-     * slice, which closing the raw message releases; the entry's own reference stays the caller's).
+     * The entry as the raw message Pulsar's batch converter reads: id (ledger, offset), the stored bytes. The raw
+     * message takes a retained slice of its own of the view it is given and closing it releases that; the view
+     * (a fresh slice, reader index 0) takes no reference, and the entry's own stays the caller's.
      */
     private RawMessage raw(StreamEntry entry) {
         MessageIdData id = new MessageIdData().setLedgerId(ledgerId).setEntryId(entry.range().start());
-        return new RawMessageImpl(id, Payloads.retainedSlice(entry.payload()));
+        return new RawMessageImpl(id, entry.payload().slice());
     }
 }
