@@ -43,7 +43,7 @@ public final class Callbacks {
     }
 
     /** Releases {@code v} when it is an entry, or each entry of {@code v} when it is a collection. */
-    private static void releaseEntries(Object v) {
+    static void releaseEntries(Object v) {
         if (v instanceof Entry e) {
             e.release();
         } else if (v instanceof Collection<?> c) {
