@@ -10,7 +10,9 @@ import java.util.Optional;
  * {@link #retain} for every entry in the same order (phase two: what stays). An entry holds one or more records
  * ("slots": a Pulsar batch's messages), each with a key or none.
  *
- * <p>Called from the compactor's thread only; implementations may keep no state between entries.
+ * <p>Called from the compactor's thread only; implementations may keep no state between entries. An entry is lent
+ * for the call: its payload (a reference-counted buffer, {@link StreamEntry}) is the compactor's, which releases it
+ * afterwards, so a policy neither releases it nor keeps it past the call (what it keeps it returns as bytes).
  */
 public interface CompactionPolicy {
     /**

@@ -40,6 +40,9 @@ import org.slf4j.LoggerFactory;
  *   <li>a committed offset with no record in COMMITTED goes to generation-0 repair, then is resolved again.</li>
  * </ol>
  * Only successful reads are cached; misses, failures and repair timeouts never are. Thread-safe.
+ *
+ * <p>The entries of a {@link Resolution.Found} are the target reader's (retained slices, {@link TargetReader}); the
+ * resolver passes them on untouched, and the receiver owns them.
  */
 public final class GenerationResolver {
     private static final Logger LOG = LoggerFactory.getLogger(GenerationResolver.class);
@@ -223,7 +226,7 @@ public final class GenerationResolver {
     private void countRead(IndexRecord record, List<StreamEntry> entries) {
         long bytes = 0;
         for (int i = 0; i < entries.size(); i++) {
-            bytes += entries.get(i).payload().length;
+            bytes += entries.get(i).size();
         }
         (record.generation().isAppend() ? walBytes : objectBytes).add(bytes);
     }

@@ -29,6 +29,7 @@ import io.nereus.object.ObjectStore;
 import io.nereus.object.StoredObject;
 import io.nereus.object.StreamObjectReader;
 import io.nereus.object.StreamObjectWriter;
+import io.nereus.wal.FetchedBatch;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalWriter;
@@ -36,7 +37,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -414,7 +414,10 @@ public final class Materializer implements AutoCloseable {
     private record Need(StreamId stream, IndexRecord record, WalTarget target) {
     }
 
-    /** One stream's consecutive entries read so far, with the records they came from. */
+    /**
+     * One stream's consecutive entries read so far, with the records they came from. The entries are heap copies
+     * (unpooled, needing no release: see {@code readOnHeap}), so a buffer dropped on any path leaks nothing.
+     */
     private static final class Buffer {
         final StreamId stream;
         final List<IndexRecord> sources = new ArrayList<>();
@@ -435,7 +438,7 @@ public final class Materializer implements AutoCloseable {
             sources.add(source);
             for (StreamEntry e : read) {
                 entries.add(e);
-                bytes += e.payload().length;
+                bytes += e.size();
             }
             end = source.range().end();
         }
@@ -556,11 +559,20 @@ public final class Materializer implements AutoCloseable {
 
         CompletableFuture<Boolean> run() {
             long first = byEntry.firstKey();
-            return next(first, wal.readRange(sliceId, first, spanEnd(first))).thenComposeAsync(ignored -> {
+            return next(first, readOnHeap(first)).thenComposeAsync(ignored -> {
                 List<Buffer> rest = new ArrayList<>(buffers.values());
                 buffers.clear();
                 return publishAll(rest, 0);
             }, exec).thenApply(ignored -> allDone && broken.isEmpty());
+        }
+
+        /**
+         * The span of needed entries from {@code first}, read in one request and copied to the heap as it arrives
+         * (each payload into an array of its own, the fetched buffers released at once), so that the entries a
+         * buffer keeps until its object is published pin neither BookKeeper's buffers nor the other streams' bytes.
+         */
+        private CompletableFuture<List<WalBatch>> readOnHeap(long first) {
+            return wal.readRange(sliceId, first, spanEnd(first)).thenApply(FetchedBatch::heapCopiesReleasing);
         }
 
         /** The span of needed entries from {@code first}: consecutive entry ids, at most {@value #ENTRIES_PER_READ}. */
@@ -583,7 +595,7 @@ public final class Materializer implements AutoCloseable {
             CompletableFuture<List<WalBatch>>[] ahead = new CompletableFuture[1];
             return read.thenComposeAsync(batches -> walReads.acquire(payloadBytesOf(batches)).thenApply(ignored -> {
                 // the next span is requested once this one's bytes are within the pace, and read while it is copied
-                ahead[0] = following == null ? null : wal.readRange(sliceId, following, spanEnd(following));
+                ahead[0] = following == null ? null : readOnHeap(following);
                 return batches;
             }), exec).thenComposeAsync(batches -> {
                 List<Buffer> full = new ArrayList<>();
@@ -667,7 +679,7 @@ public final class Materializer implements AutoCloseable {
     private static long payloadBytes(List<StreamEntry> entries) {
         long n = 0;
         for (StreamEntry e : entries) {
-            n += e.payload().length;
+            n += e.size();
         }
         return n;
     }
@@ -747,17 +759,22 @@ public final class Materializer implements AutoCloseable {
         return StreamObjectReader.open(objects, stored.name(), stored.size(), encoded.checksum(), new BlockCache(0))
                 .thenCompose(r -> r.read(encoded.range().start(), Integer.MAX_VALUE, Long.MAX_VALUE))
                 .thenApply(read -> {
-                    if (read.size() != expected.size()) {
-                        throw corrupt(stored.name(), "read back " + read.size() + " entries, wrote " + expected.size());
-                    }
-                    for (int i = 0; i < read.size(); i++) {
-                        StreamEntry a = read.get(i);
-                        StreamEntry e = expected.get(i);
-                        if (!a.range().equals(e.range()) || !Arrays.equals(a.payload(), e.payload())) {
-                            throw corrupt(stored.name(), "entry " + i + " read back differs from the one written");
+                    try {
+                        if (read.size() != expected.size()) {
+                            throw corrupt(stored.name(), "read back " + read.size() + " entries, wrote "
+                                    + expected.size());
                         }
+                        for (int i = 0; i < read.size(); i++) {
+                            StreamEntry a = read.get(i);
+                            StreamEntry e = expected.get(i);
+                            if (!a.range().equals(e.range()) || !a.payload().equals(e.payload())) {
+                                throw corrupt(stored.name(), "entry " + i + " read back differs from the one written");
+                            }
+                        }
+                        return null;
+                    } finally {
+                        StreamEntry.releaseAll(read);
                     }
-                    return null;
                 });
     }
 
@@ -832,7 +849,8 @@ public final class Materializer implements AutoCloseable {
             return CompletableFuture.completedFuture(null);
         }
         IndexRecord r = run.get(i);
-        return objectReader.readAll(r).thenComposeAsync(entries -> {
+        // copied to the heap at once (the slices released), as the WAL's entries are: a buffer holds only heap copies
+        return objectReader.readAll(r).thenApply(StreamEntry::heapCopiesReleasing).thenComposeAsync(entries -> {
             b.add(r, entries, clock.millis());
             return readInto(b, run, i + 1);
         }, exec);

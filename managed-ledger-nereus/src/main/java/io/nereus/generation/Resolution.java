@@ -9,7 +9,8 @@ import java.util.List;
 public sealed interface Resolution {
     /**
      * The record that served the offset and its verified entries: from the one holding the offset (a WAL section:
-     * possibly all of the record's range) up to the limits the caller gave.
+     * possibly all of the record's range) up to the limits the caller gave. The receiver owns the entries' payload
+     * references ({@link StreamEntry}) and releases each one it does not hand on.
      */
     record Found(IndexRecord record, List<StreamEntry> entries) implements Resolution {
         public Found {

@@ -24,7 +24,9 @@ public interface TargetReader {
      * Entries of {@code record}'s target from the one containing {@code offset} (which the record covers): at
      * least that entry, and a reader may stop after {@code maxEntries} entries or, beyond the first,
      * {@code maxBytes} payload bytes. A reader whose target is small (a WAL section) may return all of the
-     * record's entries, also ones before {@code offset}; callers skip what they do not need.
+     * record's entries, also ones before {@code offset}; callers skip what they do not need. Each entry holds a
+     * reference to its payload (a retained slice of what the reader fetched or caches, not a copy) that the caller
+     * owns and releases exactly once ({@link StreamEntry}), the ones it skips too. A failed read hands out nothing.
      */
     CompletableFuture<List<StreamEntry>> read(IndexRecord record, long offset, int maxEntries, long maxBytes);
 

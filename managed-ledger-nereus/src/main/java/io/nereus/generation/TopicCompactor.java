@@ -25,7 +25,6 @@ import io.nereus.object.StreamObjectWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -33,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -61,7 +61,10 @@ public final class TopicCompactor implements AutoCloseable {
     /** Payload bytes asked of one read (beyond its first entry). */
     static final long READ_BYTES = 8L << 20;
 
-    /** Reads committed entries of the stream from an offset: at most so many entries and, beyond the first, bytes. */
+    /**
+     * Reads committed entries of the stream from an offset: at most so many entries and, beyond the first, bytes. The
+     * compactor owns the entries it gets and releases each one once the policy has seen it.
+     */
     @FunctionalInterface
     public interface CommittedReader {
         CompletableFuture<List<StreamEntry>> read(long fromOffset, int maxEntries, long maxBytes);
@@ -141,7 +144,8 @@ public final class TopicCompactor implements AutoCloseable {
      * Entries of the compacted generation {@code record} from the first one ending after {@code fromOffset}: at most
      * {@code maxEntries} and, beyond the first, {@code maxBytes} payload bytes; none past its last entry. Fails as a
      * {@link TargetReader} does (TARGET_MISSING once a newer generation replaced this one and its object was
-     * collected: read the current record again).
+     * collected: read the current record again). The entries are retained slices of the object's blocks, owned by
+     * the caller ({@link StreamEntry}).
      */
     public CompletableFuture<List<StreamEntry>> read(IndexRecord record, long fromOffset, int maxEntries,
             long maxBytes) {
@@ -151,7 +155,10 @@ public final class TopicCompactor implements AutoCloseable {
         return reader.read(record, fromOffset, maxEntries, maxBytes);
     }
 
-    /** The last entry of the compacted generation {@code record}; empty when it keeps none. Fails as {@link #read}. */
+    /**
+     * The last entry of the compacted generation {@code record}, owned by the caller as with {@link #read}; empty when
+     * it keeps none. Fails as {@link #read}.
+     */
     public CompletableFuture<Optional<StreamEntry>> last(IndexRecord record) {
         return reader.last(record);
     }
@@ -242,36 +249,52 @@ public final class TopicCompactor implements AutoCloseable {
                 then.run();
                 return;
             }
-            source.read(from, READ_ENTRIES, READ_BYTES).whenCompleteAsync((entries, error) -> {
-                if (error != null) {
-                    failed.completeExceptionally(Failures.unwrap(error));
-                    return;
-                }
+            source.read(from, READ_ENTRIES, READ_BYTES).whenComplete((entries, error) -> {
                 try {
-                    long next = from;
-                    for (StreamEntry e : entries) {
-                        if (e.range().start() >= to) {
-                            next = to;
-                            break;
-                        }
-                        if (e.range().end() <= next) {
-                            continue;
-                        }
-                        each.accept(e);
-                        next = e.range().end();
+                    exec.execute(() -> take(source, from, to, sparse, each, then, failed, entries, error));
+                } catch (RejectedExecutionException e) {
+                    if (entries != null) {
+                        StreamEntry.releaseAll(entries); // the compactor closed: nobody takes them
                     }
-                    if (entries.isEmpty()) {
-                        if (!sparse) {
-                            throw new NereusException(ErrorCode.RETRIABLE_READ_FAILED, ErrorContext.of("stream",
-                                    stream, "offset", from, "why", "no committed entry read below " + to));
-                        }
-                        next = to;
-                    }
-                    step(source, next, to, sparse, each, then, failed);
-                } catch (RuntimeException e) {
                     failed.completeExceptionally(e);
                 }
-            }, exec);
+            });
+        }
+
+        /** One chunk read by {@link #step}: every entry goes to {@code each}, then is released, whatever happens. */
+        private void take(CommittedReader source, long from, long to, boolean sparse, Consumer<StreamEntry> each,
+                Runnable then, CompletableFuture<Void> failed, List<StreamEntry> entries, Throwable error) {
+            if (error != null) {
+                failed.completeExceptionally(Failures.unwrap(error));
+                return;
+            }
+            long next = from;
+            try {
+                for (StreamEntry e : entries) {
+                    if (e.range().start() >= to) {
+                        next = to;
+                        break;
+                    }
+                    if (e.range().end() <= next) {
+                        continue;
+                    }
+                    each.accept(e);
+                    next = e.range().end();
+                }
+                if (entries.isEmpty()) {
+                    if (!sparse) {
+                        throw new NereusException(ErrorCode.RETRIABLE_READ_FAILED, ErrorContext.of("stream",
+                                stream, "offset", from, "why", "no committed entry read below " + to));
+                    }
+                    next = to;
+                }
+            } catch (RuntimeException e) {
+                failed.completeExceptionally(e);
+                return;
+            } finally {
+                StreamEntry.releaseAll(entries);
+            }
+            step(source, next, to, sparse, each, then, failed);
         }
 
         private CompletableFuture<CompactionResult> writeAndPublish() {
@@ -317,16 +340,22 @@ public final class TopicCompactor implements AutoCloseable {
             }
             return StreamObjectReader.open(objects, stored.name(), stored.size(), encoded.checksum(), new BlockCache(0))
                     .thenCompose(r -> r.read(0, Integer.MAX_VALUE, Long.MAX_VALUE)).thenApply(read -> {
-                        if (read.size() != kept.size()) {
-                            throw corrupt(stored.name(), "read back " + read.size() + " entries, wrote " + kept.size());
-                        }
-                        for (int i = 0; i < read.size(); i++) {
-                            if (!read.get(i).range().equals(kept.get(i).range())
-                                    || !Arrays.equals(read.get(i).payload(), kept.get(i).payload())) {
-                                throw corrupt(stored.name(), "entry " + i + " read back differs from the one written");
+                        try {
+                            if (read.size() != kept.size()) {
+                                throw corrupt(stored.name(), "read back " + read.size() + " entries, wrote "
+                                        + kept.size());
                             }
+                            for (int i = 0; i < read.size(); i++) {
+                                if (!read.get(i).range().equals(kept.get(i).range())
+                                        || !read.get(i).payload().equals(kept.get(i).payload())) {
+                                    throw corrupt(stored.name(), "entry " + i
+                                            + " read back differs from the one written");
+                                }
+                            }
+                            return null;
+                        } finally {
+                            StreamEntry.releaseAll(read);
                         }
-                        return null;
                     });
         }
     }

@@ -173,9 +173,15 @@ public final class WalEvidenceRepair implements GenerationZeroRepair {
             return CompletableFuture.completedFuture(new ScanStep.Done(new Outcome.Incomplete(spent.get())));
         }
         a.batchesRead++;
-        return wal.readUncached(slice, entry).handle((batch, error) -> {
+        return wal.readUncached(slice, entry).handle((fetched, error) -> {
             if (error == null) {
-                return scan(a, slice, entry + 1, match(a, slice, entry, batch).or(() -> found));
+                Optional<Evidence> here;
+                try {
+                    here = match(a, slice, entry, fetched.batch());
+                } finally {
+                    fetched.release(); // evidence keeps the section's range, checksum and sizes, not its bytes
+                }
+                return scan(a, slice, entry + 1, here.or(() -> found));
             }
             Throwable t = Failures.unwrap(error);
             ErrorCode code = t instanceof NereusException n ? n.code() : null;

@@ -7,13 +7,13 @@ import io.nereus.error.NereusException;
 import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.Payloads;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.WalTarget;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSection;
-import io.netty.buffer.ByteBufUtil;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +23,8 @@ import java.util.concurrent.CompletionException;
 /**
  * Reads generation-0 targets: the stream's section of a WAL batch. The section must belong to the record's
  * stream, cover exactly the record's range and match the record's checksum; anything else is CORRUPT_DATA. The
- * WAL reader's failures (naming slice and entry) pass unchanged.
+ * WAL reader's failures (naming slice and entry) pass unchanged. The entries read are retained slices of the
+ * fetched BookKeeper entry ({@link WalReader}), owned by the caller.
  */
 public final class WalTargetReader implements TargetReader {
     private final WalReader wal;
@@ -39,22 +40,26 @@ public final class WalTargetReader implements TargetReader {
             return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_READ_FAILED,
                     ErrorContext.of("reason", "no reader for the target's kind", "target", record.target())));
         }
-        return wal.read(t.sliceId(), t.entryId()).handle((batch, error) -> {
+        return wal.read(t.sliceId(), t.entryId()).handle((fetched, error) -> {
             if (error != null) {
                 throw new CompletionException(translate(Failures.unwrap(error), t));
             }
             try {
-                return entries(record, t, batch);
+                return entries(record, t, fetched.batch());
             } catch (NereusException e) {
                 wal.invalidate(t.sliceId(), t.entryId());
                 throw new CompletionException(e);
+            } finally {
+                fetched.release();
             }
         });
     }
 
     /**
      * The entries of {@code record}'s section in {@code batch} (the batch its target names), checked: the section
-     * must hold the record's stream and range and match its checksum, else CORRUPT_DATA.
+     * must hold the record's stream and range and match its checksum, else CORRUPT_DATA. Each entry's payload is a
+     * retained slice of the batch's (no copy), owned by the caller ({@link StreamEntry}); the caller's reference to
+     * the batch is untouched.
      */
     static List<StreamEntry> entries(IndexRecord record, WalTarget t, WalBatch batch) {
         if (t.positionInBatch() >= batch.sections().size()) {
@@ -71,9 +76,7 @@ public final class WalTargetReader implements TargetReader {
         List<StreamEntry> out = new ArrayList<>(s.entries().size());
         long offset = s.firstOffset();
         for (AppendEntry e : s.entries()) {
-            // the decoded payload is a view of the fetched entry; a StreamEntry carries its own array
-            out.add(new StreamEntry(new OffsetRange(offset, offset + e.recordCount()),
-                    ByteBufUtil.getBytes(e.payload())));
+            out.add(new StreamEntry(new OffsetRange(offset, offset + e.recordCount()), Payloads.retainedSlice(e.payload())));
             offset += e.recordCount();
         }
         return out;

@@ -348,14 +348,19 @@ public final class KafkaPartitionLog {
         OffsetRange readable = head.readableRange();
         return stream.read(ReadView.COMMITTED, from, Integer.MAX_VALUE, config.scanBytes(),
                 BoundaryMode.CONTAINING_ENTRY, readable).thenCompose(r -> {
-            if (r.entries().isEmpty()) {
-                throw new NereusException(ErrorCode.DATA_LOSS, ErrorContext.of("stream", stream.id(), "offset", from));
-            }
-            synchronized (this) {
-                for (StreamEntry e : r.entries()) {
-                    MutableRecordBatch b = ValidBatch.batchOf(e.payload());
-                    ValidBatch.Producer.of(b).ifPresent(p -> producers.replay(p, e.range(), b.maxTimestamp()));
+            try {
+                if (r.entries().isEmpty()) {
+                    throw new NereusException(ErrorCode.DATA_LOSS, ErrorContext.of("stream", stream.id(), "offset",
+                            from));
                 }
+                synchronized (this) {
+                    for (StreamEntry e : r.entries()) {
+                        MutableRecordBatch b = ValidBatch.batchOf(e.payload().nioBuffer());
+                        ValidBatch.Producer.of(b).ifPresent(p -> producers.replay(p, e.range(), b.maxTimestamp()));
+                    }
+                }
+            } finally {
+                r.release();
             }
             return replay(r.nextOffset(), head);
         });
@@ -393,18 +398,23 @@ public final class KafkaPartitionLog {
                 }
                 throw t instanceof RuntimeException re ? re : new IllegalStateException(t);
             }
-            return new FetchResult(concat(r), hw, start);
+            try {
+                return new FetchResult(concat(r), hw, start);
+            } finally {
+                r.release();
+            }
         });
     }
 
+    /** The entries' bytes back to back in one new heap buffer: the fetch's records, which outlive the entries. */
     private static MemoryRecords concat(ReadResult r) {
         int size = 0;
         for (StreamEntry e : r.entries()) {
-            size += e.payload().length;
+            size += e.size();
         }
         ByteBuffer buf = ByteBuffer.allocate(size);
         for (StreamEntry e : r.entries()) {
-            buf.put(e.payload());
+            buf.put(e.payload().nioBuffer());
         }
         return MemoryRecords.readableRecords(buf.flip());
     }
@@ -432,17 +442,21 @@ public final class KafkaPartitionLog {
         }
         return stream.read(ReadView.COMMITTED, at, Integer.MAX_VALUE, config.scanBytes(),
                 BoundaryMode.CONTAINING_ENTRY, OffsetRange.of(start, hw)).thenCompose(r -> {
-            for (StreamEntry e : r.entries()) {
-                MutableRecordBatch b = ValidBatch.batchOf(e.payload());
-                if (b.maxTimestamp() < timestamp) {
-                    continue;
-                }
-                for (org.apache.kafka.common.record.Record rec : b) {
-                    if (rec.offset() >= start && rec.timestamp() >= timestamp) {
-                        return CompletableFuture.completedFuture(
-                                Optional.of(new TimestampOffset(rec.timestamp(), rec.offset())));
+            try {
+                for (StreamEntry e : r.entries()) {
+                    MutableRecordBatch b = ValidBatch.batchOf(e.payload().nioBuffer());
+                    if (b.maxTimestamp() < timestamp) {
+                        continue;
+                    }
+                    for (org.apache.kafka.common.record.Record rec : b) {
+                        if (rec.offset() >= start && rec.timestamp() >= timestamp) {
+                            return CompletableFuture.completedFuture(
+                                    Optional.of(new TimestampOffset(rec.timestamp(), rec.offset())));
+                        }
                     }
                 }
+            } finally {
+                r.release();
             }
             if (r.entries().isEmpty()) {
                 return CompletableFuture.completedFuture(Optional.<TimestampOffset>empty());

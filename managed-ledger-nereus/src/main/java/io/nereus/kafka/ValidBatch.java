@@ -60,9 +60,18 @@ record ValidBatch(int index, int position, byte[] bytes, int recordCount, long m
 
     /** The single batch in {@code bytes} (a stored entry or a validated copy), read with kafka-clients. */
     static MutableRecordBatch batchOf(byte[] bytes) {
-        var it = MemoryRecords.readableRecords(ByteBuffer.wrap(bytes)).batches().iterator();
+        return batchOf(ByteBuffer.wrap(bytes));
+    }
+
+    /**
+     * The single batch in {@code bytes}' remaining bytes (a view of a stored entry's buffer: valid while the entry's
+     * reference is held), read with kafka-clients.
+     */
+    static MutableRecordBatch batchOf(ByteBuffer bytes) {
+        int length = bytes.remaining();
+        var it = MemoryRecords.readableRecords(bytes).batches().iterator();
         if (!it.hasNext()) {
-            throw new IllegalArgumentException("no whole record batch in " + bytes.length + " bytes");
+            throw new IllegalArgumentException("no whole record batch in " + length + " bytes");
         }
         return it.next();
     }

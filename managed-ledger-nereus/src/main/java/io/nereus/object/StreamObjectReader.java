@@ -8,6 +8,7 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
+import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,7 +21,8 @@ import java.util.zip.CRC32C;
  * Reads one stream object ({@link StreamObjectFormat}) through ranged reads: {@link #open} fetches the object's
  * tail (footer and, for all but very large objects, the index) and checks the index against the checksum the
  * generation index record holds; {@link #read} then fetches only the blocks it needs, each checked against its
- * CRC in the index, through a shared {@link BlockCache}. Any mismatch fails CORRUPT_DATA naming the object and
+ * CRC in the index, through a shared {@link BlockCache}, and hands out retained slices of the blocks (no copies).
+ * Any mismatch fails CORRUPT_DATA naming the object and
  * the check, so the resolver can quarantine the record and fall back. Immutable after open: safe from any
  * thread.
  */
@@ -216,7 +218,9 @@ public final class StreamObjectReader {
     /**
      * Entries from the one containing {@code offset} (in a sparse object: from the first ending after
      * {@code offset}, so possibly none): at most {@code maxEntries} and, beyond the first, at most {@code maxBytes}
-     * payload bytes; fewer at the object's end. Fetches only the blocks those entries are in.
+     * payload bytes; fewer at the object's end. Fetches only the blocks those entries are in. Each entry's payload is
+     * a retained slice of its block (no copy), owned by the caller ({@link StreamEntry}); a failed read hands out
+     * nothing.
      */
     public CompletableFuture<List<StreamEntry>> read(long offset, int maxEntries, long maxBytes) {
         if (!range.contains(offset)) {
@@ -232,22 +236,31 @@ public final class StreamObjectReader {
         }
         int at = Arrays.binarySearch(firstOffsets, offset);
         int block = Math.max(0, at >= 0 ? at : -at - 2);
-        return readFrom(block, offset, new ArrayList<>(), 0, maxEntries, maxBytes);
+        List<StreamEntry> out = new ArrayList<>();
+        return readFrom(block, offset, out, 0, maxEntries, maxBytes).whenComplete((read, error) -> {
+            if (error != null) {
+                StreamEntry.releaseAll(out);
+            }
+        });
     }
 
     private CompletableFuture<List<StreamEntry>> readFrom(int block, long offset, List<StreamEntry> out, long bytes,
             int maxEntries, long maxBytes) {
-        return block(block).thenCompose(entries -> {
+        return block(block).thenCompose(b -> {
             long taken = bytes;
-            for (StreamEntry e : entries) {
-                if (e.range().end() <= offset) {
-                    continue;
+            try {
+                for (StreamEntry e : b.entries()) {
+                    if (e.range().end() <= offset) {
+                        continue;
+                    }
+                    if (out.size() >= maxEntries || (!out.isEmpty() && taken + e.size() > maxBytes)) {
+                        return CompletableFuture.completedFuture(out);
+                    }
+                    out.add(e.retainedSlice());
+                    taken += e.size();
                 }
-                if (out.size() >= maxEntries || (!out.isEmpty() && taken + e.payload().length > maxBytes)) {
-                    return CompletableFuture.completedFuture(out);
-                }
-                out.add(e);
-                taken += e.payload().length;
+            } finally {
+                b.release();
             }
             if (block + 1 >= blocks.length || out.size() >= maxEntries) {
                 return CompletableFuture.completedFuture(out);
@@ -256,30 +269,44 @@ public final class StreamObjectReader {
         });
     }
 
-    /** The object's last entry; empty when it holds none (a sparse object). Fetches only the last block. */
+    /**
+     * The object's last entry, owned by the caller as with {@link #read}; empty when it holds none (a sparse object).
+     * Fetches only the last block.
+     */
     public CompletableFuture<java.util.Optional<StreamEntry>> last() {
         if (blocks.length == 0) {
             return CompletableFuture.completedFuture(java.util.Optional.empty());
         }
-        return block(blocks.length - 1).thenApply(entries -> java.util.Optional.of(entries.get(entries.size() - 1)));
+        return block(blocks.length - 1).thenApply(b -> {
+            try {
+                return java.util.Optional.of(b.entries().get(b.entries().size() - 1).retainedSlice());
+            } finally {
+                b.release();
+            }
+        });
     }
 
-    /** The entries of block {@code i}, from the cache or fetched and checked. */
-    private CompletableFuture<List<StreamEntry>> block(int i) {
-        List<StreamEntry> cached = cache.get(name, i);
+    /** The entries of block {@code i}, from the cache or fetched and checked, with a reference the caller releases. */
+    private CompletableFuture<BlockCache.Decoded> block(int i) {
+        BlockCache.Decoded cached = cache.get(name, i);
         if (cached != null) {
             return CompletableFuture.completedFuture(cached);
         }
         Block k = blocks[i];
         long end = i + 1 < blocks.length ? blocks[i + 1].first() : range.end();
         return source.read(k.position(), k.length()).thenApply(bytes -> {
-            List<StreamEntry> entries = decodeBlock(i, k, end, bytes);
-            cache.put(name, i, entries, k.length());
-            return entries;
+            BlockCache.Decoded decoded = decodeBlock(i, k, end, bytes);
+            cache.put(name, i, decoded);
+            return decoded;
         });
     }
 
-    private List<StreamEntry> decodeBlock(int i, Block k, long end, byte[] bytes) {
+    /**
+     * The block's entries, checked; their payloads are slices of {@code bytes} wrapped ({@link BlockCache#wrap}:
+     * unpooled heap memory, so the block is never copied again on its way to a reader), and the caller owns the one
+     * reference to it. A block that fails its checks is released here.
+     */
+    private BlockCache.Decoded decodeBlock(int i, Block k, long end, byte[] bytes) {
         checkLength(name, bytes, k.length(), "block " + i);
         CRC32C crc = new CRC32C();
         crc.update(bytes);
@@ -287,6 +314,16 @@ public final class StreamObjectReader {
             throw corrupt(name, "block CRC-32C mismatch", "block", i, "stored", Integer.toHexString(k.crc()),
                     "computed", Long.toHexString(crc.getValue()));
         }
+        ByteBuf buffer = cache.wrap(bytes);
+        try {
+            return new BlockCache.Decoded(buffer, entries(i, k, end, bytes, buffer));
+        } catch (RuntimeException e) {
+            buffer.release();
+            throw e;
+        }
+    }
+
+    private List<StreamEntry> entries(int i, Block k, long end, byte[] bytes, ByteBuf buffer) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         List<StreamEntry> entries = new ArrayList<>(k.entries());
         long next = k.first();
@@ -307,9 +344,8 @@ public final class StreamObjectReader {
             if (records <= 0 || length < 0 || length > b.remaining() || next + records > end) {
                 throw corrupt(name, "entry header", "block", i, "entry", n, "records", records, "length", length);
             }
-            byte[] payload = new byte[length];
-            b.get(payload);
-            entries.add(new StreamEntry(new OffsetRange(next, next + records), payload));
+            entries.add(new StreamEntry(new OffsetRange(next, next + records), buffer.slice(b.position(), length)));
+            b.position(b.position() + length);
             next += records;
         }
         if (b.hasRemaining() || (sparse ? next > end : next != end)) {

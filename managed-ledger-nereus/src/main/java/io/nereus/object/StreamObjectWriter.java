@@ -5,6 +5,7 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
+import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -90,7 +91,7 @@ public final class StreamObjectWriter {
             if (e.range().length() > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("entry " + i + " covers more than 2^31-1 offsets");
             }
-            int stored = entryHeader + e.payload().length;
+            int stored = entryHeader + e.size();
             if (i > blockStart && blockBytes + stored > blockTargetBytes) {
                 blocks.add(new int[] {blockStart, i - blockStart});
                 blockStart = i;
@@ -122,7 +123,11 @@ public final class StreamObjectWriter {
                 if (sparse) {
                     b.putLong(e.range().start());
                 }
-                b.putInt((int) e.range().length()).putInt(e.payload().length).put(e.payload());
+                b.putInt((int) e.range().length()).putInt(e.size());
+                ByteBuf p = e.payload();
+                int at = b.position();
+                p.getBytes(p.readerIndex(), b.array(), b.arrayOffset() + at, e.size());
+                b.position(at + e.size());
             }
             int length = b.position() - position;
             CRC32C crc = new CRC32C();

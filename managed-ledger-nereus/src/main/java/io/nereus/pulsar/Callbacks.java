@@ -1,26 +1,57 @@
 package io.nereus.pulsar;
 
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
+import org.apache.bookkeeper.mledger.Entry;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Pulsar's callback style at the facade (STYLE §9): one future-returning core method per operation, delivered to
- * Pulsar's callback on the ledger's executor with the failure mapped by {@link PulsarErrors}.
+ * Pulsar's callback on the ledger's executor with the failure mapped by {@link PulsarErrors}. A result the executor
+ * refuses (it was shut down with the broker) is never delivered; entries in it are released, since nobody else will.
  */
 public final class Callbacks {
+    private static final Logger LOG = LoggerFactory.getLogger(Callbacks.class);
+
     private Callbacks() {
     }
 
     public static <T> void deliver(CompletableFuture<T> f, Executor executor, Consumer<T> ok,
             Consumer<ManagedLedgerException> failed) {
-        f.whenCompleteAsync((v, t) -> {
-            if (t == null) {
-                ok.accept(v);
-            } else {
-                failed.accept(PulsarErrors.map(t));
+        f.whenComplete((v, t) -> {
+            try {
+                executor.execute(() -> {
+                    try {
+                        if (t == null) {
+                            ok.accept(v);
+                        } else {
+                            failed.accept(PulsarErrors.map(t));
+                        }
+                    } catch (RuntimeException e) {
+                        LOG.warn("a Pulsar callback failed", e); // as before: it does not reach the executor
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                releaseEntries(v);
             }
-        }, executor);
+        });
+    }
+
+    /** Releases {@code v} when it is an entry, or each entry of {@code v} when it is a collection. */
+    static void releaseEntries(Object v) {
+        if (v instanceof Entry e) {
+            e.release();
+        } else if (v instanceof Collection<?> c) {
+            for (Object o : c) {
+                if (o instanceof Entry e) {
+                    e.release();
+                }
+            }
+        }
     }
 }

@@ -7,7 +7,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
 
-/** The blocking variants of Pulsar's managed-ledger API, each a wait on the one future-returning method. */
+/**
+ * The blocking variants of Pulsar's managed-ledger API, each a wait on the one future-returning method. A wait given
+ * up (interrupted, timed out) gives up the result too: entries in it are released when it arrives.
+ */
 public final class Sync {
     private Sync() {
     }
@@ -18,6 +21,9 @@ public final class Sync {
             return f.get();
         } catch (ExecutionException e) {
             throw PulsarErrors.map(e.getCause());
+        } catch (InterruptedException e) {
+            f.thenAccept(Callbacks::releaseEntries);
+            throw e;
         }
     }
 
@@ -28,7 +34,11 @@ public final class Sync {
             return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             throw PulsarErrors.map(e.getCause());
+        } catch (InterruptedException e) {
+            f.thenAccept(Callbacks::releaseEntries);
+            throw e;
         } catch (TimeoutException e) {
+            f.thenAccept(Callbacks::releaseEntries);
             throw new ManagedLedgerException(what + ": operation timed out after " + timeout.toSeconds() + " s");
         }
     }

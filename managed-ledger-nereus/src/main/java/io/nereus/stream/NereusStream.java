@@ -4,18 +4,15 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
 import io.nereus.generation.GenerationResolver;
-import io.nereus.generation.Resolution;
 import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CatalogEntry;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamCommitStore;
-import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import io.nereus.wal.WalWriter;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -62,6 +59,7 @@ public final class NereusStream {
     private final WalWriter wal;
     private final GenerationResolver resolver;
     private final TailCache tail;
+    private final StreamReads reads;
     private final String writerId;
 
     // guarded by this
@@ -78,6 +76,7 @@ public final class NereusStream {
         this.wal = wal;
         this.resolver = resolver;
         this.tail = tail;
+        this.reads = new StreamReads(catalog.streamId(), tail, resolver);
         this.writerId = writerId;
     }
 
@@ -304,7 +303,9 @@ public final class NereusStream {
     /**
      * Reads committed entries from {@code fromOffset} in {@code view}: at most {@code maxEntries} entries and,
      * beyond the first, at most {@code maxBytes} payload bytes. The head snapshot read first decides: below the
-     * trim point fails OFFSET_TRIMMED, at or after the committed end returns nothing.
+     * trim point fails OFFSET_TRIMMED, at or after the committed end returns nothing. The entries are retained
+     * slices of what the tail cache, the WAL reader or the object blocks hold (no copies); the caller owns them
+     * ({@link ReadResult}). Cancelling the returned future gives them up: they are released.
      */
     public CompletableFuture<ReadResult> read(ReadView view, long fromOffset, int maxEntries, long maxBytes,
             BoundaryMode mode) {
@@ -312,9 +313,9 @@ public final class NereusStream {
         if (invalid != null) {
             return CompletableFuture.failedFuture(invalid);
         }
-        return head().thenCompose(head -> {
-            return readWithin(view, fromOffset, maxEntries, maxBytes, mode, head.readableRange());
-        });
+        return StreamReads.releasedIfAbandoned(head().thenCompose(head -> {
+            return reads.read(view, fromOffset, maxEntries, maxBytes, mode, head.readableRange());
+        }));
     }
 
     /**
@@ -334,7 +335,7 @@ public final class NereusStream {
             return CompletableFuture.failedFuture(invalid);
         }
         try {
-            return readWithin(view, fromOffset, maxEntries, maxBytes, mode, readable);
+            return StreamReads.releasedIfAbandoned(reads.read(view, fromOffset, maxEntries, maxBytes, mode, readable));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -349,110 +350,5 @@ public final class NereusStream {
             return new IllegalArgumentException("need fromOffset >= 0, maxEntries >= 1, maxBytes >= 0");
         }
         return null;
-    }
-
-    private CompletableFuture<ReadResult> readWithin(ReadView view, long fromOffset, int maxEntries, long maxBytes,
-            BoundaryMode mode, OffsetRange readable) {
-        if (fromOffset < readable.start()) {
-            throw Errors.of(ErrorCode.OFFSET_TRIMMED, id(), fromOffset);
-        }
-        return readLoop(new ReadState(view, fromOffset, maxEntries, maxBytes, mode, readable));
-    }
-
-    private final class ReadState {
-        final ReadView view;
-        final long from;
-        final int maxEntries;
-        final long maxBytes;
-        final BoundaryMode mode;
-        final OffsetRange readable;
-        final List<StreamEntry> out = new ArrayList<>();
-        long offset;
-        long bytes;
-
-        ReadState(ReadView view, long from, int maxEntries, long maxBytes, BoundaryMode mode, OffsetRange readable) {
-            this.view = view;
-            this.from = from;
-            this.maxEntries = maxEntries;
-            this.maxBytes = maxBytes;
-            this.mode = mode;
-            this.readable = readable;
-            this.offset = from;
-        }
-
-        boolean full() {
-            return out.size() >= maxEntries || (!out.isEmpty() && bytes >= maxBytes) || offset >= readable.end();
-        }
-
-        /** Adds {@code e} if it fits; returns false when the read is full. */
-        boolean add(StreamEntry e) {
-            if (full()) {
-                return false;
-            }
-            if (out.isEmpty() && e.range().start() < from) {
-                if (mode == BoundaryMode.EXACT_START) {
-                    throw Errors.of(ErrorCode.NOT_ENTRY_BOUNDARY, id(), from);
-                }
-            } else if (e.range().start() != offset) {
-                return true;
-            }
-            if (!out.isEmpty() && bytes + e.payload().length > maxBytes) {
-                offset = Long.MAX_VALUE; // stop: the next entry does not fit
-                return false;
-            }
-            out.add(e);
-            bytes += e.payload().length;
-            offset = e.range().end();
-            return true;
-        }
-
-        ReadResult result() {
-            long next = out.isEmpty() ? from : out.get(out.size() - 1).range().end();
-            return new ReadResult(out, next, readable.end());
-        }
-    }
-
-    private CompletableFuture<ReadResult> readLoop(ReadState st) {
-        while (!st.full()) {
-            if (st.view == ReadView.COMMITTED) {
-                var hit = tail.get(id(), st.offset);
-                if (hit.isPresent()) {
-                    st.add(hit.get());
-                    continue;
-                }
-            }
-            long at = st.offset;
-            return resolver.resolve(id(), st.view, at, st.readable, st.maxEntries - st.out.size(),
-                    Math.max(0, st.maxBytes - st.bytes)).handle((r, error) -> {
-                if (error != null) {
-                    throw Errors.read(error, id(), at);
-                }
-                if (r instanceof Resolution.Found f) {
-                    for (StreamEntry e : f.entries()) {
-                        if (e.range().end() > at && !st.add(e)) {
-                            break;
-                        }
-                    }
-                    return readLoop(st);
-                }
-                if (r instanceof Resolution.Trimmed) {
-                    if (st.out.isEmpty()) {
-                        throw Errors.of(ErrorCode.OFFSET_TRIMMED, id(), at);
-                    }
-                    return CompletableFuture.completedFuture(st.result());
-                }
-                if (r instanceof Resolution.NotYetCommitted) {
-                    return CompletableFuture.completedFuture(st.result());
-                }
-                if (r instanceof Resolution.Unreadable u) {
-                    throw Errors.read(u.lastFailure(), id(), at);
-                }
-                if (st.view == ReadView.COMMITTED) {
-                    throw Errors.of(ErrorCode.DATA_LOSS, id(), at);
-                }
-                throw Errors.of(ErrorCode.NOT_FOUND, id(), at);
-            }).thenCompose(f -> f);
-        }
-        return CompletableFuture.completedFuture(st.result());
     }
 }

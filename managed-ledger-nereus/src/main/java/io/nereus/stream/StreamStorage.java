@@ -303,7 +303,8 @@ public final class StreamStorage implements AutoCloseable {
     /**
      * {@link #close}s this instance; the future completes once the WAL writer has finished its batches, sealed its
      * slices and released its lease (see {@link WalWriter#closeAsync}), the tail cache has released its payloads
-     * and the timers are stopped. Never fails.
+     * and the timers are stopped. Never fails. The WAL reader's cached batches and the object blocks are released at
+     * once; entries readers still hold stay valid until they release them.
      */
     public CompletableFuture<Void> closeAsync() {
         closed = true;
@@ -312,6 +313,7 @@ public final class StreamStorage implements AutoCloseable {
         compactor.close();
         CompletableFuture<Void> writerDone = writer.closeAsync();
         reader.close();
+        blocks.clear();
         return writerDone.whenComplete((ignored, error) -> {
             tail.close(); // every append has completed: release the cached payloads, cache nothing more
             scheduler.shutdownNow();

@@ -1,6 +1,7 @@
 package io.nereus.stream;
 
 import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.Payloads;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.netty.buffer.ByteBuf;
@@ -23,11 +24,11 @@ import java.util.Optional;
  *
  * <p>Payloads are the appended buffers themselves, not copies: {@link #put} retains the buffer it keeps, and the
  * cache releases it when the entry is evicted (by the bound, {@link #resize}, {@link #invalidate}, {@link #clear}
- * or {@link #close}). The bound counts each entry's {@code readableBytes()} (what a pooled slice pins beyond them,
- * such as the rest of a network read buffer, is not counted). A hit copies the payload out under a reference of
- * its own, taken under the monitor and released after the copy, so an eviction racing the read never frees the
- * bytes being copied. ({@link StreamEntry} still carries a {@code byte[]}; handing out retained slices instead is
- * the read path's next step.)
+ * or {@link #close}). The bound counts each held entry's {@code readableBytes()}, exactly, whether or not readers
+ * hold slices of it (what a pooled slice pins beyond them, such as the rest of a network read buffer, is not
+ * counted; nor is an evicted entry a reader still holds a slice of: that memory is the reader's until it releases
+ * it). A hit hands out a retained slice of the cached payload, taken under the monitor, so an eviction racing the
+ * read never frees the bytes handed out: no copy.
  */
 final class TailCache {
     /** One cached entry: its offsets and the cache's reference to its payload. */
@@ -148,27 +149,21 @@ final class TailCache {
         }
     }
 
-    /** The cached entry containing {@code offset}, if any, its payload copied out. */
+    /**
+     * The cached entry containing {@code offset}, if any: a retained slice of the cached payload (no copy), taken
+     * under the monitor while the cache still holds its own reference; the caller owns it ({@link StreamEntry}).
+     */
     Optional<StreamEntry> get(StreamId stream, long offset) {
-        Cached e;
         synchronized (this) {
             StreamTail t = byStream.get(stream);
-            e = t == null ? null : t.containing(offset);
+            Cached e = t == null ? null : t.containing(offset);
             if (e == null) {
                 misses++;
                 return Optional.empty();
             }
             hits++;
             hitBytes += e.payload().readableBytes();
-            e.payload().retain(); // released below, after the copy, whether or not it was evicted meanwhile
-        }
-        try {
-            ByteBuf p = e.payload();
-            byte[] copy = new byte[p.readableBytes()];
-            p.getBytes(p.readerIndex(), copy);
-            return Optional.of(new StreamEntry(e.range(), copy));
-        } finally {
-            e.payload().release();
+            return Optional.of(new StreamEntry(e.range(), Payloads.retainedSlice(e.payload())));
         }
     }
 

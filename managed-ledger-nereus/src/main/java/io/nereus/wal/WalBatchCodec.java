@@ -12,8 +12,6 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
-import java.nio.BufferUnderflowException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -143,36 +141,50 @@ public final class WalBatchCodec {
     }
 
     /**
-     * Decodes a stored batch; section checksums are carried, not verified (see {@link #verifySection}). The
-     * entries' payloads are views of {@code data} (not copies), so {@code data} must not change afterwards.
+     * Decodes a stored batch held in an array; as {@link #decode(ByteBuf)} over {@code data} wrapped (unpooled, so
+     * the entries' payloads need no release).
+     */
+    public static WalBatch decode(byte[] data) {
+        return decode(Unpooled.wrappedBuffer(data));
+    }
+
+    /**
+     * Decodes a stored batch, {@code data}'s readable bytes; section checksums are carried, not verified (see
+     * {@link #verifySection}). The entries' payloads are slices of {@code data} (not copies and not retained): they
+     * are valid while the caller holds its reference to {@code data}, whose bytes must not change afterwards. A
+     * reader that keeps a payload longer takes a reference of its own ({@code retainedSlice}). {@code data}'s
+     * indices do not move.
      *
      * @throws NereusException CORRUPT_DATA, its {@code reason} the failed {@link Check} and the values it compared
      */
-    public static WalBatch decode(byte[] data) {
-        if (data.length < HEADER_BYTES + TRAILER_BYTES) {
-            throw corrupt(Check.TRUNCATED, null, "length", data.length, "minimum", HEADER_BYTES + TRAILER_BYTES);
+    public static WalBatch decode(ByteBuf data) {
+        ByteBuf b = data.slice();
+        int length = b.readableBytes();
+        if (length < HEADER_BYTES + TRAILER_BYTES) {
+            throw corrupt(Check.TRUNCATED, null, "length", length, "minimum", HEADER_BYTES + TRAILER_BYTES);
         }
-        ByteBuffer b = ByteBuffer.wrap(data);
-        int magic = b.getInt();
+        int magic = b.getInt(0);
         if (magic != MAGIC) {
             throw corrupt(Check.BAD_MAGIC, null, "magic", Integer.toHexString(magic),
                     "expected", Integer.toHexString(MAGIC));
         }
-        short version = b.getShort();
+        short version = b.getShort(4);
         if (version != VERSION) {
             throw corrupt(Check.UNKNOWN_VERSION, null, "version", (int) version, "supported", (int) VERSION);
         }
         CRC32C crc = new CRC32C();
-        crc.update(data, 0, data.length - TRAILER_BYTES);
-        int stored = ByteBuffer.wrap(data, data.length - TRAILER_BYTES, TRAILER_BYTES).getInt();
+        Crc32c.update(crc, b.slice(0, length - TRAILER_BYTES));
+        int stored = b.getInt(length - TRAILER_BYTES);
         if ((int) crc.getValue() != stored) {
             // truncated or corrupt
             throw corrupt(Check.CHECKSUM_MISMATCH, null, "stored", Integer.toHexString(stored),
                     "computed", Integer.toHexString((int) crc.getValue()));
         }
         try {
-            return decodeBody(data, b, data.length - TRAILER_BYTES);
-        } catch (BufferUnderflowException | IllegalArgumentException | ArithmeticException e) {
+            b.readerIndex(6);
+            b.writerIndex(length - TRAILER_BYTES);
+            return decodeBody(b);
+        } catch (IndexOutOfBoundsException | IllegalArgumentException | ArithmeticException e) {
             throw corrupt(Check.MALFORMED, e, "detail", e.getMessage());
         }
     }
@@ -184,14 +196,16 @@ public final class WalBatchCodec {
         return new NereusException(ErrorCode.CORRUPT_DATA, context, cause);
     }
 
-    private static WalBatch decodeBody(byte[] data, ByteBuffer b, int end) {
-        short flags = b.getShort();
+    /** The batch after its version: {@code b}'s readable bytes, up to the trailer, read from index 6. */
+    private static WalBatch decodeBody(ByteBuf b) {
+        int end = b.writerIndex();
+        short flags = b.readShort();
         if (flags != 0) {
             throw new IllegalArgumentException("unknown flags " + flags);
         }
-        long sliceId = b.getLong();
-        long sequence = b.getLong();
-        int count = b.getInt();
+        long sliceId = b.readLong();
+        long sequence = b.readLong();
+        int count = b.readInt();
         if (count < 0 || count > (end - HEADER_BYTES) / SECTION_FIXED_BYTES) {
             throw new IllegalArgumentException("stream count " + count + " does not fit the batch");
         }
@@ -199,21 +213,21 @@ public final class WalBatchCodec {
         }
         List<Dir> dirs = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            StreamId stream = new StreamId(b.getLong());
-            long first = b.getLong();
-            int entries = b.getInt();
-            int start = b.getInt();
-            int bytes = b.getInt();
-            int crc = b.getInt();
-            if (entries < 1 || entries > (end - b.position()) / ENTRY_DIR_BYTES) {
+            StreamId stream = new StreamId(b.readLong());
+            long first = b.readLong();
+            int entries = b.readInt();
+            int start = b.readInt();
+            int bytes = b.readInt();
+            int crc = b.readInt();
+            if (entries < 1 || entries > (end - b.readerIndex()) / ENTRY_DIR_BYTES) {
                 throw new IllegalArgumentException("section " + i + " entry count " + entries + " does not fit the batch");
             }
             int[] records = new int[entries];
             int[] sizes = new int[entries];
             long sum = 0;
             for (int j = 0; j < entries; j++) {
-                records[j] = b.getInt();
-                sizes[j] = b.getInt();
+                records[j] = b.readInt();
+                sizes[j] = b.readInt();
                 if (sizes[j] < 0) {
                     throw new IllegalArgumentException("section " + i + " entry " + j + " has negative size");
                 }
@@ -224,7 +238,7 @@ public final class WalBatchCodec {
             }
             dirs.add(new Dir(stream, first, start, bytes, crc, records, sizes));
         }
-        int payloadArea = b.position();
+        int payloadArea = b.readerIndex();
         List<WalSection> sections = new ArrayList<>(count);
         int expectedStart = 0;
         for (Dir d : dirs) {
@@ -234,8 +248,8 @@ public final class WalBatchCodec {
             int pos = payloadArea + d.start();
             List<AppendEntry> entries = new ArrayList<>(d.records().length);
             for (int j = 0; j < d.records().length; j++) {
-                // a view of the stored array, not a copy: unpooled, so it needs no release
-                entries.add(new AppendEntry(Unpooled.wrappedBuffer(data, pos, d.sizes()[j]), d.records()[j]));
+                // a view of the stored bytes, not a copy and not retained: valid while the caller holds its reference
+                entries.add(new AppendEntry(b.slice(pos, d.sizes()[j]), d.records()[j]));
                 pos += d.sizes()[j];
             }
             sections.add(new WalSection(d.stream(), d.first(), entries, Checksum.crc32c(d.crc())));

@@ -4,6 +4,8 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import io.nereus.metadata.Payloads;
+import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,12 +32,20 @@ import org.apache.bookkeeper.client.api.ReadHandle;
  * cached) fetches the following batches with it in one request, an eighth of the cache at most and never past the
  * slice's last confirmed entry (of an open slice, asked of its bookies when the handle knows too few). Failed
  * fetches are not kept. Handles stay open until the slice is forgotten or the reader closed. Thread-safe.
+ *
+ * <p>Nothing is copied: a batch's payloads are slices of the buffer BookKeeper read the entry into
+ * ({@link FetchedBatch}). The cache holds one reference to each cached batch and releases it when the batch is
+ * evicted, forgotten, invalidated or the reader closed; every read hands out a reference of its own, taken while the
+ * cache still holds its, so a batch's memory lives until the cache and every reader (and every slice a reader took
+ * of a payload) have released it. The cached batches are BookKeeper's buffers (direct memory, as the client
+ * allocates them): at most {@code cachedBatches} of them, plus those readers still hold.
  */
 public final class WalReader implements AutoCloseable {
     private final BookKeeper bk;
     private final byte[] password;
     private final Map<Long, CompletableFuture<ReadHandle>> handles = new ConcurrentHashMap<>();
-    private final Map<BatchKey, CompletableFuture<WalBatch>> batches;
+    /** Cached and in-flight batches; guarded by itself, as is every {@link Slot}. */
+    private final Map<BatchKey, Slot> batches;
     private final LongAdder bytesRead = new LongAdder();
     private final LongAdder requests = new LongAdder();
     /** Batches fetched together when a reader goes on from one batch to the next. */
@@ -44,60 +54,123 @@ public final class WalReader implements AutoCloseable {
     private record BatchKey(long sliceId, long entryId) {
     }
 
+    /**
+     * One batch of the cache: being fetched (readers wait in {@code waiting}) or fetched ({@code batch}, holding the
+     * cache's reference while {@code cached}). Every reference a reader gets is taken under the cache's monitor
+     * while the cache still holds its own, so an eviction racing a read never frees the bytes handed out.
+     */
+    private static final class Slot {
+        FetchedBatch batch;
+        List<CompletableFuture<FetchedBatch>> waiting = new ArrayList<>(1);
+        boolean cached = true;
+    }
+
     public WalReader(BookKeeper bk, byte[] password, int cachedBatches) {
         this.bk = Objects.requireNonNull(bk, "bk");
         this.password = password.clone();
         this.readAhead = Math.max(1, cachedBatches / 8);
         this.batches = new LinkedHashMap<>(16, 0.75f, true) {
             @Override
-            protected boolean removeEldestEntry(Map.Entry<BatchKey, CompletableFuture<WalBatch>> eldest) {
-                return size() > cachedBatches;
+            protected boolean removeEldestEntry(Map.Entry<BatchKey, Slot> eldest) {
+                if (size() > cachedBatches) {
+                    evicted(eldest.getValue());
+                    return true;
+                }
+                return false;
             }
         };
     }
 
     /**
-     * The batch stored at entry {@code entryId} of slice {@code sliceId}; fails with a {@link NereusException}
-     * naming {@code slice} and {@code entry}: TARGET_MISSING when the slice's ledger or the entry does not exist,
-     * CORRUPT_DATA when the stored bytes are not a valid batch ({@link WalBatchCodec#decode}) or fail BookKeeper's
-     * digest on every bookie holding them, RETRIABLE_READ_FAILED for any other BookKeeper failure.
+     * The batch stored at entry {@code entryId} of slice {@code sliceId}, with a reference the caller owns and
+     * releases exactly once ({@link FetchedBatch}); fails with a {@link NereusException} naming {@code slice} and
+     * {@code entry}: TARGET_MISSING when the slice's ledger or the entry does not exist, CORRUPT_DATA when the stored
+     * bytes are not a valid batch ({@link WalBatchCodec#decode(io.netty.buffer.ByteBuf)}) or fail BookKeeper's
+     * digest on every bookie holding them, RETRIABLE_READ_FAILED for any other BookKeeper failure. A caller that
+     * cancels the returned future gives up its reference (it is released here).
      */
-    public CompletableFuture<WalBatch> read(long sliceId, long entryId) {
+    public CompletableFuture<FetchedBatch> read(long sliceId, long entryId) {
         BatchKey key = new BatchKey(sliceId, entryId);
-        CompletableFuture<WalBatch> f;
+        CompletableFuture<FetchedBatch> result = new CompletableFuture<>();
+        Slot slot;
         boolean mine = false;
         boolean sequential = false;
         synchronized (batches) {
-            f = batches.get(key);
-            if (f == null) {
-                f = new CompletableFuture<>();
-                batches.put(key, f);
+            slot = batches.get(key);
+            if (slot != null && slot.batch != null) {
+                slot.batch.retain();
+                result.complete(slot.batch);
+                return result;
+            }
+            if (slot == null) {
+                slot = new Slot();
+                batches.put(key, slot);
                 mine = true;
                 sequential = readAhead > 1 && batches.containsKey(new BatchKey(sliceId, entryId - 1));
             }
+            slot.waiting.add(result);
         }
         if (mine) {
             if (sequential) {
-                readAhead(sliceId, entryId, f);
+                readAhead(sliceId, entryId, slot);
             } else {
-                fetchInto(key, f);
+                fetchInto(key, slot);
             }
         }
-        return f;
+        return result;
     }
 
-    /** Fetches one batch into its cache slot {@code f}; a failure leaves the cache. */
-    private void fetchInto(BatchKey key, CompletableFuture<WalBatch> f) {
-        fetch(key.sliceId(), key.entryId()).whenComplete((b, t) -> {
-            if (t != null) {
-                synchronized (batches) {
-                    batches.remove(key, f);
+    /** A slot left the cache (under the cache's monitor): its reference is released, or will be once fetched. */
+    private static void evicted(Slot slot) {
+        slot.cached = false;
+        if (slot.batch != null) {
+            slot.batch.release();
+            slot.batch = null;
+        }
+    }
+
+    /** Fetches one batch into its cache slot; a failure leaves the cache. */
+    private void fetchInto(BatchKey key, Slot slot) {
+        fetch(key.sliceId(), key.entryId()).whenComplete((b, t) -> fill(key, slot, b, t));
+    }
+
+    /**
+     * The fetch of {@code slot} ended: every waiting reader gets a reference of its own (taken before the cache's
+     * own is released, should the slot have been evicted meanwhile) or the failure, which leaves the cache.
+     * {@code fetched} is the fetch's reference, which the cache keeps or releases.
+     */
+    private void fill(BatchKey key, Slot slot, FetchedBatch fetched, Throwable error) {
+        List<CompletableFuture<FetchedBatch>> waiting;
+        boolean drop = false;
+        synchronized (batches) {
+            waiting = slot.waiting;
+            slot.waiting = null;
+            if (error != null) {
+                if (slot.cached) {
+                    batches.remove(key, slot);
+                    slot.cached = false;
                 }
-                f.completeExceptionally(t);
             } else {
-                f.complete(b);
+                for (int i = 0; i < waiting.size(); i++) {
+                    fetched.retain();
+                }
+                if (slot.cached) {
+                    slot.batch = fetched;
+                } else {
+                    drop = true;
+                }
             }
-        });
+        }
+        for (CompletableFuture<FetchedBatch> w : waiting) {
+            if (error != null) {
+                w.completeExceptionally(error);
+            } else if (!w.complete(fetched)) {
+                fetched.release(); // the reader cancelled its read: its reference goes
+            }
+        }
+        if (drop) {
+            fetched.release();
+        }
     }
 
     /**
@@ -106,7 +179,7 @@ public final class WalReader implements AutoCloseable {
      * cache. Should the range read fail, each batch is fetched on its own, so that one bad entry fails only its own
      * reads.
      */
-    private void readAhead(long sliceId, long entryId, CompletableFuture<WalBatch> first) {
+    private void readAhead(long sliceId, long entryId, Slot first) {
         long wanted = entryId + readAhead - 1;
         handle(sliceId).thenCompose(rh -> lastConfirmed(rh, wanted)).whenComplete((lac, error) -> {
             if (error != null) {
@@ -115,7 +188,7 @@ public final class WalReader implements AutoCloseable {
             }
             long last = Math.min(wanted, Math.max(entryId, lac));
             List<BatchKey> keys = new ArrayList<>();
-            List<CompletableFuture<WalBatch>> slots = new ArrayList<>();
+            List<Slot> slots = new ArrayList<>();
             keys.add(new BatchKey(sliceId, entryId));
             slots.add(first);
             synchronized (batches) {
@@ -124,7 +197,7 @@ public final class WalReader implements AutoCloseable {
                     if (batches.containsKey(k)) {
                         break; // fetched or being fetched already: read ahead no further than the gap
                     }
-                    CompletableFuture<WalBatch> slot = new CompletableFuture<>();
+                    Slot slot = new Slot();
                     batches.put(k, slot);
                     keys.add(k);
                     slots.add(slot);
@@ -133,13 +206,16 @@ public final class WalReader implements AutoCloseable {
             long to = entryId + keys.size() - 1;
             fetch(sliceId, entryId, to).whenComplete((got, t) -> {
                 if (t != null || got.size() != keys.size()) {
+                    if (got != null) {
+                        got.forEach(FetchedBatch::release);
+                    }
                     for (int i = 0; i < keys.size(); i++) {
                         fetchInto(keys.get(i), slots.get(i));
                     }
                     return;
                 }
                 for (int i = 0; i < keys.size(); i++) {
-                    slots.get(i).complete(got.get(i));
+                    fill(keys.get(i), slots.get(i), got.get(i), null);
                 }
             });
         });
@@ -167,18 +243,20 @@ public final class WalReader implements AutoCloseable {
 
     /**
      * The batch at entry {@code entryId} of slice {@code sliceId}, fetched without using or filling the batch
-     * cache: for scans (generation-0 repair) that would otherwise evict what readers need.
+     * cache: for scans (generation-0 repair) that would otherwise evict what readers need. The caller owns the
+     * result's reference, as with {@link #read}.
      */
-    public CompletableFuture<WalBatch> readUncached(long sliceId, long entryId) {
+    public CompletableFuture<FetchedBatch> readUncached(long sliceId, long entryId) {
         return fetch(sliceId, entryId);
     }
 
     /**
      * The batches at entries {@code firstEntry..lastEntry} of slice {@code sliceId}, in entry order, fetched in one
      * BookKeeper request without using or filling the batch cache: for the materializer's sequential pass over a
-     * sealed slice. Fails as {@link #read} does, naming the range.
+     * sealed slice. The caller owns a reference to each batch, as with {@link #read}. Fails as {@link #read} does,
+     * naming the range.
      */
-    public CompletableFuture<List<WalBatch>> readRange(long sliceId, long firstEntry, long lastEntry) {
+    public CompletableFuture<List<FetchedBatch>> readRange(long sliceId, long firstEntry, long lastEntry) {
         if (firstEntry < 0 || lastEntry < firstEntry) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("entry range " + firstEntry + ".."
                     + lastEntry + " of slice " + sliceId + " is empty or negative"));
@@ -209,18 +287,35 @@ public final class WalReader implements AutoCloseable {
             h.thenAccept(ReadHandle::closeAsync);
         }
         synchronized (batches) {
-            batches.keySet().removeIf(k -> k.sliceId() == sliceId);
+            var it = batches.entrySet().iterator();
+            while (it.hasNext()) {
+                var e = it.next();
+                if (e.getKey().sliceId() == sliceId) {
+                    evicted(e.getValue());
+                    it.remove();
+                }
+            }
         }
     }
 
     /** Forgets a cached batch (after its bytes proved unusable). */
     public void invalidate(long sliceId, long entryId) {
         synchronized (batches) {
-            batches.remove(new BatchKey(sliceId, entryId));
+            Slot slot = batches.remove(new BatchKey(sliceId, entryId));
+            if (slot != null) {
+                evicted(slot);
+            }
         }
     }
 
-    private CompletableFuture<WalBatch> fetch(long sliceId, long entryId) {
+    /** Batches the cache holds or is fetching. */
+    public int cachedBatches() {
+        synchronized (batches) {
+            return batches.size();
+        }
+    }
+
+    private CompletableFuture<FetchedBatch> fetch(long sliceId, long entryId) {
         return fetch(sliceId, entryId, entryId).thenApply(batches -> batches.get(0));
     }
 
@@ -228,7 +323,7 @@ public final class WalReader implements AutoCloseable {
      * The batches of entries {@code first..last}, decoded; failures name the slice and the entry (a range: its first
      * and last entry).
      */
-    private CompletableFuture<List<WalBatch>> fetch(long sliceId, long first, long last) {
+    private CompletableFuture<List<FetchedBatch>> fetch(long sliceId, long first, long last) {
         return handle(sliceId).thenCompose(rh -> {
             Map<String, Object> where = first == last ? ErrorContext.of("slice", sliceId, "entry", first)
                     : ErrorContext.of("slice", sliceId, "firstEntry", first, "lastEntry", last);
@@ -253,25 +348,33 @@ public final class WalReader implements AutoCloseable {
         });
     }
 
-    /** The batches in {@code entries}, which must be exactly {@code first..last}; the caller releases them. */
-    private List<WalBatch> decode(LedgerEntries entries, long first, long last, Map<String, Object> where) {
-        List<WalBatch> batches = new ArrayList<>();
+    /**
+     * The batches in {@code entries}, which must be exactly {@code first..last}, each holding a retained slice of its
+     * entry's buffer (no copy); the caller closes {@code entries} and owns the batches. On failure none is kept.
+     */
+    private List<FetchedBatch> decode(LedgerEntries entries, long first, long last, Map<String, Object> where) {
+        List<FetchedBatch> batches = new ArrayList<>();
         long expected = first;
         try {
             for (LedgerEntry entry : entries) {
                 if (entry.getEntryId() != expected) {
                     break;
                 }
-                byte[] data = entry.getEntryBytes();
-                bytesRead.add(data.length);
-                batches.add(WalBatchCodec.decode(data));
+                ByteBuf data = entry.getEntryBuffer();
+                bytesRead.add(data.readableBytes());
+                batches.add(FetchedBatch.decode(Payloads.retainedSlice(data)));
                 expected++;
             }
-        } catch (NereusException ex) {
-            where.putAll(ex.context());
-            throw new NereusException(ex.code(), where, ex);
+        } catch (RuntimeException ex) {
+            batches.forEach(FetchedBatch::release);
+            if (ex instanceof NereusException n) {
+                where.putAll(n.context());
+                throw new NereusException(n.code(), where, n);
+            }
+            throw ex;
         }
         if (expected <= last) {
+            batches.forEach(FetchedBatch::release);
             where.put("missingEntry", expected);
             throw readError(BKException.Code.NoSuchEntryException, where);
         }
@@ -313,9 +416,14 @@ public final class WalReader implements AutoCloseable {
         return new NereusException(code, where, Failures.unwrap(cause));
     }
 
+    /** Closes the slices' handles and drops the cached batches (a fetch still in flight releases its own at its end). */
     @Override
     public void close() {
         handles.values().forEach(f -> f.thenAccept(ReadHandle::closeAsync));
         handles.clear();
+        synchronized (batches) {
+            batches.values().forEach(WalReader::evicted);
+            batches.clear();
+        }
     }
 }

@@ -115,7 +115,7 @@ class CollectorTest {
     }
 
     private static List<String> texts(List<StreamEntry> entries) {
-        return entries.stream().map(e -> new String(e.payload(), StandardCharsets.UTF_8)).toList();
+        return entries.stream().map(e -> new String(e.bytes(), StandardCharsets.UTF_8)).toList();
     }
 
     private Set<Long> slices(WalSliceState state) {

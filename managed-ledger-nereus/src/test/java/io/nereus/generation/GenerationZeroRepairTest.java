@@ -299,7 +299,7 @@ class GenerationZeroRepairTest {
 
         assertThat(await(metadata.index().indexRecords(id, ReadView.COMMITTED))).containsExactly(committed.generationZeroRecord());
         NereusStream s = await(storage("reader", 10_000).openStream("rewritten"));
-        assertThat(readAll(s, 0, 5)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+        assertThat(readAll(s, 0, 5)).extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8))
                 .containsExactly("kept-0", "kept-1");
     }
 

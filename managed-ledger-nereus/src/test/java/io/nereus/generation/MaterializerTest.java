@@ -92,7 +92,7 @@ class MaterializerTest {
     }
 
     private static List<String> texts(List<StreamEntry> entries) {
-        return entries.stream().map(e -> new String(e.payload(), StandardCharsets.UTF_8)).toList();
+        return entries.stream().map(e -> new String(e.bytes(), StandardCharsets.UTF_8)).toList();
     }
 
     private List<NereusStream> open(StreamStorage storage, int n, String prefix) {

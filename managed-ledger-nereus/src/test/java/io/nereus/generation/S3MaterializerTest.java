@@ -93,7 +93,7 @@ class S3MaterializerTest {
                 List<StreamEntry> read = readAll(await(cold.openStream("s3-topic-" + s)), 0, 64);
                 assertThat(read).hasSize(counts[s]);
                 for (int i = 0; i < counts[s]; i++) {
-                    assertThat(read.get(i).payload()).as("stream %d entry %d", s, i).isEqualTo(payload(s, i, sizes[s]));
+                    assertThat(read.get(i).bytes()).as("stream %d entry %d", s, i).isEqualTo(payload(s, i, sizes[s]));
                 }
             }
             assertThat(cold.walBytesRead()).isZero();

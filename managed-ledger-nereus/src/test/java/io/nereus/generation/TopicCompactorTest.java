@@ -49,7 +49,7 @@ class TopicCompactorTest {
     static final class KeyValuePolicy implements CompactionPolicy {
         @Override
         public void scan(StreamEntry entry, KeyTable keys) {
-            String text = new String(entry.payload(), StandardCharsets.UTF_8);
+            String text = new String(entry.bytes(), StandardCharsets.UTF_8);
             int eq = text.indexOf('=');
             if (eq < 0) {
                 return;
@@ -63,10 +63,10 @@ class TopicCompactorTest {
 
         @Override
         public Optional<byte[]> retain(StreamEntry entry, KeyTable keys) {
-            String text = new String(entry.payload(), StandardCharsets.UTF_8);
+            String text = new String(entry.bytes(), StandardCharsets.UTF_8);
             int eq = text.indexOf('=');
             return eq >= 0 && keys.isLatest(text.substring(0, eq), entry.range().start(), 0)
-                    ? Optional.of(entry.payload()) : Optional.empty();
+                    ? Optional.of(entry.bytes()) : Optional.empty();
         }
     }
 
@@ -103,8 +103,13 @@ class TopicCompactorTest {
     }
 
     private List<String> compacted(IndexRecord record) {
-        return await(storage.compactor().read(record, 0, Integer.MAX_VALUE, Long.MAX_VALUE)).stream()
-                .map(e -> e.range().start() + ":" + new String(e.payload(), StandardCharsets.UTF_8)).toList();
+        List<StreamEntry> read = await(storage.compactor().read(record, 0, Integer.MAX_VALUE, Long.MAX_VALUE));
+        try {
+            return read.stream().map(e -> e.range().start() + ":" + new String(e.bytes(), StandardCharsets.UTF_8))
+                    .toList();
+        } finally {
+            StreamEntry.releaseAll(read);
+        }
     }
 
     @Test

@@ -10,6 +10,8 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -231,21 +233,56 @@ class StreamObjectFormatTest {
         assertThatThrownBy(() -> new StreamObjectWriter(0)).isInstanceOf(IllegalArgumentException.class);
     }
 
+    private static BlockCache.Decoded block(int bytes) {
+        ByteBuf buffer = Unpooled.buffer(bytes).writeZero(bytes);
+        return new BlockCache.Decoded(buffer, List.of(new StreamEntry(new OffsetRange(0, 1), buffer.slice(0, 1))));
+    }
+
     @Test
     void blockCache_evictsLeastRecentlyUsedBeyondItsBytes() {
         BlockCache cache = new BlockCache(300);
-        List<StreamEntry> e = List.of(new StreamEntry(new OffsetRange(0, 1), new byte[1]));
-        cache.put("a", 0, e, 100);
-        cache.put("a", 1, e, 100);
-        cache.put("a", 2, e, 100);
+        cache.put("a", 0, block(100));
+        cache.put("a", 1, block(100));
+        cache.put("a", 2, block(100));
         assertThat(cache.get("a", 0)).isNotNull(); // now most recently used
-        cache.put("b", 0, e, 150);
+        cache.put("b", 0, block(150));
         assertThat(cache.get("a", 1)).isNull();
         assertThat(cache.get("a", 2)).isNull();
         assertThat(cache.get("a", 0)).isNotNull();
         assertThat(cache.bytes()).isEqualTo(250);
-        cache.put("c", 0, e, 301); // larger than the cache: not kept
+        cache.put("c", 0, block(301)); // larger than the cache: not kept
         assertThat(cache.get("c", 0)).isNull();
+    }
+
+    @Test
+    void blockCache_holdsOneReferencePerBlock_andNeverFreesABlockWhileASliceIsOut() {
+        BlockCache cache = new BlockCache(250);
+        ByteBuf first = cache.wrap(new byte[100]);
+        BlockCache.Decoded a = new BlockCache.Decoded(first,
+                List.of(new StreamEntry(new OffsetRange(0, 1), first.slice(0, 60)),
+                        new StreamEntry(new OffsetRange(1, 2), first.slice(60, 40))));
+        cache.put("a", 0, a);
+        assertThat(first.refCnt()).isEqualTo(2); // the decoder's and the cache's
+        a.release();
+        BlockCache.Decoded got = cache.get("a", 0);
+        assertThat(first.refCnt()).isEqualTo(2); // the cache's and the reader's
+        StreamEntry slice = got.entries().get(1).retainedSlice();
+        got.release();
+        assertThat(cache.bytes()).isEqualTo(100); // slices out change nothing
+        assertThat(cache.liveBytes()).isEqualTo(100);
+        cache.put("b", 0, block(200)); // 300 bytes: "a" is evicted while the slice is out
+        assertThat(cache.bytes()).isEqualTo(200);
+        assertThat(cache.blocks()).isEqualTo(1);
+        assertThat(first.refCnt()).isEqualTo(1); // the slice's: the block's memory stays valid
+        assertThat(cache.liveBytes()).as("evicted, still referenced by the slice").isEqualTo(100);
+        assertThat(slice.size()).isEqualTo(40);
+        assertThat(slice.bytes()).hasSize(40);
+        slice.release();
+        assertThat(first.refCnt()).isZero();
+        assertThat(cache.liveBytes()).isZero();
+        cache.clear();
+        assertThat(cache.bytes()).isZero();
+        assertThat(cache.blocks()).isZero();
     }
 
     /** Every other entry of {@link #entries}, so that the rest keep their offsets with gaps between them. */

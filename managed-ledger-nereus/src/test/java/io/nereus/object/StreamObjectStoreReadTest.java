@@ -40,13 +40,13 @@ class StreamObjectStoreReadTest {
                     new BlockCache(1 << 20)));
             assertThat(reader.range()).isEqualTo(new OffsetRange(0, 3_000));
             for (int o : new int[] {0, 1, 1_499, 2_999}) {
-                assertThat(new String(await(reader.read(o, 1, Long.MAX_VALUE)).get(0).payload(),
+                assertThat(new String(await(reader.read(o, 1, Long.MAX_VALUE)).get(0).bytes(),
                         StandardCharsets.UTF_8)).isEqualTo("entry-" + o);
             }
             List<StreamEntry> all = await(reader.read(0, 3_000, Long.MAX_VALUE));
-            assertThat(all).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+            assertThat(all).extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8))
                     .containsExactlyElementsOf(written.stream()
-                            .map(e -> new String(e.payload(), StandardCharsets.UTF_8)).toList());
+                            .map(e -> new String(e.bytes(), StandardCharsets.UTF_8)).toList());
         }
     }
 }

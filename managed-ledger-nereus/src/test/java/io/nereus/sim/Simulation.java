@@ -460,7 +460,7 @@ final class Simulation {
                 fail(m.name + " served trimmed offset " + e.range().start() + " (trim " + m.trim + ")");
             }
             expected = e.range().end();
-            m.observe(this, e.range().start(), e.payload());
+            m.observe(this, e.range().start(), e.bytes());
         }
         m.seenEnd = Math.max(m.seenEnd, expected);
     }

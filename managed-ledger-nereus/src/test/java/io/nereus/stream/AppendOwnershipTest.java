@@ -73,7 +73,7 @@ class AppendOwnershipTest {
             assertThat(await(s.append(List.of(AppendEntry.of(p1))))).isEqualTo(OffsetRange.single(1));
             assertThat(p0.refCnt()).as("the tail cache's slice holds the buffer").isGreaterThan(1);
             assertThat(storage.tailCacheStats().bytes()).isEqualTo(4);
-            assertThat(readAll(s, 0, 10)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+            assertThat(readAll(s, 0, 10)).extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8))
                     .containsExactly("p0", "p1");
             assertThat(p0.readerIndex()).as("the appender's indices are its own").isEqualTo(8);
             await(storage.closeAsync());

@@ -90,7 +90,7 @@ class StreamStorageTest {
         await(stream.append(List.of(AppendEntry.of(payload("first")))));
         assertThat(metadata.slices().slices(WalSliceState.OPEN, 0, 10).get(10, TimeUnit.SECONDS).keySet())
                 .containsExactly(opened);
-        assertThat(readAll(stream, 0, 10)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+        assertThat(readAll(stream, 0, 10)).extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8))
                 .containsExactly("first");
     }
 
@@ -138,7 +138,7 @@ class StreamStorageTest {
                         expected.add("s" + i + "-r" + round + "-e" + e);
                     }
                 }
-                assertThat(all).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+                assertThat(all).extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8))
                         .containsExactlyElementsOf(expected);
                 for (int k = 0; k < all.size(); k++) {
                     assertThat(all.get(k).range()).isEqualTo(OffsetRange.single(k));
@@ -161,7 +161,7 @@ class StreamStorageTest {
             ReadResult inside = await(handle.read(ReadView.COMMITTED, 6, 10, 1 << 20, BoundaryMode.CONTAINING_ENTRY));
             assertThat(inside.entries()).hasSize(1);
             assertThat(inside.entries().get(0).range()).isEqualTo(OffsetRange.of(5, 8));
-            assertThat(inside.entries().get(0).payload()).isEqualTo(payload("batch-5..7"));
+            assertThat(inside.entries().get(0).bytes()).isEqualTo(payload("batch-5..7"));
             assertThat(inside.nextOffset()).isEqualTo(8);
 
             ReadResult fromStart = await(handle.read(ReadView.COMMITTED, 0, 10, 1 << 20, BoundaryMode.EXACT_START));
@@ -226,7 +226,7 @@ class StreamStorageTest {
         for (int i = 0; i < 3; i++) {
             NereusStream s = await(second.openStream("restart-" + i));
             String prefix = "before-" + i;
-            assertThat(readAll(s, 0, 50)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+            assertThat(readAll(s, 0, 50)).extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8))
                     .hasSize(i + 1).allMatch(p -> p.startsWith(prefix));
             await(s.acquireWriter());
             OffsetRange next = await(s.append(List.of(AppendEntry.of(payload("after-" + i)))));
@@ -259,7 +259,7 @@ class StreamStorageTest {
                 NereusException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.FENCED));
 
         assertThat(await(b.append(List.of(AppendEntry.of(payload("b-0")))))).isEqualTo(OffsetRange.single(acked.end()));
-        assertThat(readAll(b, 0, 50)).extracting(e -> e.payload().length).containsExactly(2048, 3);
+        assertThat(readAll(b, 0, 50)).extracting(StreamEntry::size).containsExactly(2048, 3);
     }
 
     @Test
@@ -295,7 +295,7 @@ class StreamStorageTest {
                 .isInstanceOfSatisfying(NereusException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.OFFSET_TRIMMED));
         assertThat(await(s.read(ReadView.COMMITTED, 1, 1, 100, BoundaryMode.EXACT_START)).entries())
-                .extracting(e -> new String(e.payload(), StandardCharsets.UTF_8)).containsExactly("1");
+                .extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8)).containsExactly("1");
     }
 
     @Test
@@ -308,7 +308,7 @@ class StreamStorageTest {
         }
         OffsetRange known = new OffsetRange(0, 4);
         assertThat(await(s.read(ReadView.COMMITTED, 1, 10, 1 << 20, BoundaryMode.EXACT_START, known)).entries())
-                .extracting(e -> new String(e.payload(), StandardCharsets.UTF_8)).containsExactly("p1", "p2", "p3");
+                .extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8)).containsExactly("p1", "p2", "p3");
         ReadResult atEnd = await(s.read(ReadView.COMMITTED, 4, 10, 1 << 20, BoundaryMode.EXACT_START, known));
         assertThat(atEnd.entries()).isEmpty();
         assertThat(atEnd.committedEnd()).isEqualTo(4);
@@ -343,7 +343,7 @@ class StreamStorageTest {
         fdb.injectCommitFaults(CommitFault.UNKNOWN_RESULT_NOT_APPLIED, 1);
         assertThat(await(s.append(List.of(AppendEntry.of(payload("2")))))).isEqualTo(OffsetRange.single(2));
 
-        assertThat(readAll(s, 0, 50)).extracting(e -> new String(e.payload(), StandardCharsets.UTF_8))
+        assertThat(readAll(s, 0, 50)).extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8))
                 .containsExactly("0", "1", "2");
         assertThat(await(s.head()).committedEnd()).isEqualTo(3);
     }

@@ -7,7 +7,6 @@ import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +19,7 @@ class TailCacheTest {
     }
 
     private static void put(TailCache cache, StreamId stream, StreamEntry e) {
-        cache.put(stream, e.range(), Unpooled.wrappedBuffer(e.payload()));
+        cache.put(stream, e.range(), e.payload());
     }
 
     private static ByteBuf pooled(int bytes, int fill) {
@@ -49,9 +48,9 @@ class TailCacheTest {
         assertThat(tooLarge.refCnt()).isEqualTo(1);
         assertThat(overlapping.refCnt()).isEqualTo(1);
 
-        StreamEntry hit = cache.get(A, 1).orElseThrow(); // a copy: the cache's reference is all that remains
-        assertThat(hit.payload()).containsOnly((byte) 2).hasSize(40);
-        assertThat(a1.refCnt()).isEqualTo(2);
+        StreamEntry hit = cache.get(A, 1).orElseThrow(); // a retained slice of the cached buffer, not a copy
+        assertThat(hit.bytes()).containsOnly((byte) 2).hasSize(40);
+        assertThat(a1.refCnt()).isEqualTo(3);
 
         cache.put(A, OffsetRange.single(2), a2); // 130 bytes: a0 is evicted and released
         assertThat(a0.refCnt()).isEqualTo(1);
@@ -60,8 +59,12 @@ class TailCacheTest {
         assertThat(b0.refCnt()).isEqualTo(1);
         assertThat(cache.bytes()).isEqualTo(80);
         cache.close();
-        assertThat(List.of(a1.refCnt(), a2.refCnt())).containsOnly(1);
+        assertThat(a2.refCnt()).isEqualTo(1);
+        assertThat(a1.refCnt()).isEqualTo(2); // the hit still holds its slice: the bytes stay valid
         assertThat(cache.bytes()).isZero();
+        assertThat(hit.bytes()).containsOnly((byte) 2).hasSize(40);
+        hit.release();
+        assertThat(a1.refCnt()).isEqualTo(1);
         cache.put(A, OffsetRange.single(3), b0); // after close nothing is kept
         assertThat(b0.refCnt()).isEqualTo(1);
         assertThat(cache.stats().entries()).isZero();
@@ -163,5 +166,43 @@ class TailCacheTest {
         assertThat(cache.bytes()).isEqualTo(90);
         put(cache, B, entry(100, 1, 200)); // larger than the whole cache: not kept
         assertThat(cache.bytes()).isEqualTo(90);
+    }
+
+    @Test
+    void bytes_countWhatTheCacheHolds_exactly_whileSlicesAreOutAndAfterEviction() {
+        TailCache cache = new TailCache(100);
+        ByteBuf a0 = pooled(30, 1);
+        ByteBuf a1 = pooled(50, 2);
+        ByteBuf a2 = pooled(45, 3);
+        cache.put(A, OffsetRange.single(0), a0);
+        cache.put(A, OffsetRange.single(1), a1);
+        StreamEntry s0 = cache.get(A, 0).orElseThrow();
+        StreamEntry s1 = cache.get(A, 1).orElseThrow();
+        StreamEntry s1again = cache.get(A, 1).orElseThrow();
+        assertThat(cache.bytes()).isEqualTo(80); // slices out change nothing
+        assertThat(cache.stats().hitBytes()).isEqualTo(130);
+        s1again.payload().readerIndex(10); // a slice's indices are its own: the cached entry is untouched
+        StreamEntry s1third = cache.get(A, 1).orElseThrow();
+        assertThat(s1third.size()).isEqualTo(50);
+        s1third.release();
+
+        cache.put(A, OffsetRange.single(2), a2); // 125 bytes: a0 is evicted while s0 is out
+        assertThat(cache.bytes()).isEqualTo(95);
+        assertThat(cache.stats().entries()).isEqualTo(2);
+        assertThat(a0.refCnt()).isEqualTo(2); // the caller's and s0's
+        assertThat(s0.bytes()).containsOnly((byte) 1).hasSize(30);
+
+        cache.resize(50); // a1 goes too: only a2 (45 bytes) stays
+        assertThat(cache.bytes()).isEqualTo(45);
+        assertThat(s1.bytes()).containsOnly((byte) 2).hasSize(50);
+        cache.clear();
+        assertThat(cache.bytes()).isZero();
+        for (StreamEntry e : List.of(s0, s1, s1again)) {
+            e.release();
+        }
+        assertThat(List.of(a0.refCnt(), a1.refCnt(), a2.refCnt())).containsOnly(1);
+        for (ByteBuf b : List.of(a0, a1, a2)) {
+            assertThat(b.release()).isTrue();
+        }
     }
 }

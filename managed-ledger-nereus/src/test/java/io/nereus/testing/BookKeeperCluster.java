@@ -1,9 +1,12 @@
 package io.nereus.testing;
 
+import io.netty.util.ResourceLeakDetector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.ClientConfigurations;
+import org.apache.bookkeeper.common.allocator.LeakDetectionPolicy;
 import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.pulsar.metadata.bookkeeper.BKCluster;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -36,6 +39,31 @@ public final class BookKeeperCluster implements BookKeeperClients, BeforeAllCall
     public synchronized BookKeeper newClient() {
         try {
             BookKeeper bk = cluster.newClient();
+            clients.add(bk);
+            return bk;
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot create a BookKeeper client", e);
+        }
+    }
+
+    /**
+     * A new client speaking BookKeeper's v2 wire protocol, as Pulsar's brokers do: entries are read into the
+     * channel's pooled buffers (the v3 protocol's are unpooled wrappers of protobuf bytes). Building a client sets
+     * Netty's leak detection level to the client's policy; this one keeps PARANOID when it is set ({@link
+     * LeakDetection}). Closed by {@link #afterAll}.
+     */
+    public synchronized BookKeeper newV2Client() {
+        boolean paranoid = ResourceLeakDetector.getLevel() == ResourceLeakDetector.Level.PARANOID;
+        try {
+            BookKeeper base = cluster.newClient();
+            ClientConfiguration conf = ClientConfigurations.copyOf(base);
+            base.close();
+            conf.setUseV2WireProtocol(true);
+            // every client sets Netty's global leak detection level to its policy (the default: disabled)
+            if (paranoid) {
+                conf.setAllocatorLeakDetectionPolicy(LeakDetectionPolicy.Paranoid);
+            }
+            BookKeeper bk = new BookKeeper(conf);
             clients.add(bk);
             return bk;
         } catch (Exception e) {

@@ -37,7 +37,10 @@ public final class StreamTesting {
         }
     }
 
-    /** Every committed entry of {@code s} from {@code from}, read {@code perRead} entries at a time. */
+    /**
+     * Every committed entry of {@code s} from {@code from}, read {@code perRead} entries at a time, as heap copies
+     * (the entries read are released).
+     */
     public static List<StreamEntry> readAll(NereusStream s, long from, int perRead) {
         List<StreamEntry> all = new ArrayList<>();
         long at = from;
@@ -46,7 +49,7 @@ public final class StreamTesting {
             if (r.entries().isEmpty()) {
                 return all;
             }
-            all.addAll(r.entries());
+            all.addAll(StreamEntry.heapCopiesReleasing(r.entries()));
             at = r.nextOffset();
         }
     }
@@ -56,7 +59,7 @@ public final class StreamTesting {
         List<byte[]> all = new ArrayList<>();
         for (StreamEntry e : readAll(s, 0, 50)) {
             assertThat(e.range()).isEqualTo(OffsetRange.single(all.size()));
-            all.add(e.payload());
+            all.add(e.bytes());
         }
         return all;
     }

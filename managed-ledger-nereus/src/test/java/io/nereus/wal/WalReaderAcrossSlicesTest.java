@@ -119,8 +119,13 @@ class WalReaderAcrossSlicesTest {
         return lh.getId();
     }
 
-    private static String payload(WalBatch b) {
-        return b.sections().get(0).entries().get(0).payload().toString(StandardCharsets.UTF_8);
+    /** The first payload of a fetched batch, which it releases. */
+    private static String payload(FetchedBatch b) {
+        try {
+            return b.batch().sections().get(0).entries().get(0).payload().toString(StandardCharsets.UTF_8);
+        } finally {
+            b.release();
+        }
     }
 
     @Test

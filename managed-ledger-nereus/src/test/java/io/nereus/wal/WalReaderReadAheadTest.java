@@ -9,6 +9,7 @@ import io.nereus.metadata.StreamId;
 import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.TestLedgers;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.api.WriteHandle;
@@ -33,8 +34,13 @@ class WalReaderReadAheadTest {
         return lh.getId();
     }
 
-    private static String payload(WalBatch b) {
-        return b.sections().get(0).entries().get(0).payload().toString(StandardCharsets.UTF_8);
+    /** The first payload of a fetched batch, which it releases. */
+    private static String payload(FetchedBatch b) {
+        try {
+            return b.batch().sections().get(0).entries().get(0).payload().toString(StandardCharsets.UTF_8);
+        } finally {
+            b.release();
+        }
     }
 
     @Test
@@ -78,6 +84,41 @@ class WalReaderReadAheadTest {
                 assertThat(payload(await(reader.read(slice, e)))).isEqualTo("batch-" + e);
             }
             assertThat(reader.requests()).isEqualTo(6);
+        }
+    }
+
+    @Test
+    void batchesHandedOut_stayValidAfterEviction_andEveryReferenceIsReleasedByTheirHoldersAndTheCache()
+            throws Exception {
+        BookKeeper bk = BK.newClient();
+        long slice = sliceOf(bk, 12);
+        List<FetchedBatch> held = new ArrayList<>();
+        WalReader reader = new WalReader(bk, PASSWORD, 4); // a cache of 4 batches: most are evicted while held
+        for (int e = 0; e < 12; e++) {
+            FetchedBatch b = await(reader.read(slice, e));
+            held.add(b);
+            FetchedBatch again = await(reader.read(slice, e)); // a cache hit: the same batch, one more reference
+            assertThat(again).isSameAs(b);
+            again.release();
+        }
+        assertThat(reader.cachedBatches()).isEqualTo(4);
+        assertThat(held.subList(0, 8)).allSatisfy(b -> assertThat(b.refCnt()).as("evicted: the holder's").isOne());
+        assertThat(held.subList(8, 12)).allSatisfy(b -> assertThat(b.refCnt()).as("cached and held").isEqualTo(2));
+        for (int e = 0; e < 12; e++) {
+            StreamEntryText.assertPayload(held.get(e), "batch-" + e); // evicted batches are still intact
+        }
+        held.forEach(FetchedBatch::release);
+        assertThat(held.subList(0, 8)).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+        reader.close(); // releases what the cache held
+        assertThat(reader.cachedBatches()).isZero();
+        assertThat(held).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    }
+
+    /** Reads a payload without releasing anything. */
+    private static final class StreamEntryText {
+        static void assertPayload(FetchedBatch b, String expected) {
+            assertThat(b.batch().sections().get(0).entries().get(0).payload().toString(StandardCharsets.UTF_8))
+                    .isEqualTo(expected);
         }
     }
 }

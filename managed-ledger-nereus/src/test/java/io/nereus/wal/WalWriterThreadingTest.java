@@ -121,7 +121,9 @@ class WalWriterThreadingTest {
                 assertThat(r.range().start()).as("records of %s are dense", id).isEqualTo(next);
                 next = r.range().end();
                 WalTarget target = (WalTarget) r.target();
-                WalBatch batch = await(reader.read(target.sliceId(), target.entryId()));
+                FetchedBatch fetched = await(reader.read(target.sliceId(), target.entryId()));
+                WalBatch batch = fetched.heapCopy();
+                fetched.release();
                 WalSection section = batch.sections().get(target.positionInBatch());
                 assertThat(section.stream()).isEqualTo(id);
                 assertThat(batch.sequence()).as("a stream's later appends are in later batches")
@@ -201,8 +203,9 @@ class WalWriterThreadingTest {
         List<IndexRecord> records = await(metadata.index().indexRecords(id, ReadView.COMMITTED));
         assertThat(records).hasSize(1);
         long slice = ((WalTarget) records.get(0).target()).sliceId();
-        assertThat(await(reader.readUncached(slice, 0)).sections().get(0).entries().get(0).size())
-                .isEqualTo(2048);
+        FetchedBatch fetched = await(reader.readUncached(slice, 0));
+        assertThat(fetched.batch().sections().get(0).entries().get(0).size()).isEqualTo(2048);
+        fetched.release();
     }
 
     private static void assertFailsClosed(CompletableFuture<StreamHead> append) {
@@ -213,7 +216,12 @@ class WalWriterThreadingTest {
 
     private Optional<WalBatch> readIfPresent(long slice, long entry) {
         try {
-            return Optional.of(await(reader.readUncached(slice, entry)));
+            FetchedBatch fetched = await(reader.readUncached(slice, entry));
+            try {
+                return Optional.of(fetched.heapCopy());
+            } finally {
+                fetched.release();
+            }
         } catch (RuntimeException e) {
             return Optional.empty();
         }

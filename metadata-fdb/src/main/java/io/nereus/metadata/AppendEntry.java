@@ -47,6 +47,6 @@ public record AppendEntry(ByteBuf payload, int recordCount) {
 
     /** This entry's payload as a new retained slice of its readable bytes (indices of its own), same record count. */
     public AppendEntry retainedSlice() {
-        return new AppendEntry(payload.retainedSlice(), recordCount);
+        return new AppendEntry(Payloads.retainedSlice(payload), recordCount);
     }
 }

@@ -6,10 +6,9 @@ import io.nereus.error.NereusException;
 import io.nereus.generation.CompactionResult;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.StreamEntry;
+import io.nereus.pulsar.PulsarEntries;
 import io.nereus.pulsar.ledger.OpenLedger;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -18,7 +17,6 @@ import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.Entry;
 import org.apache.bookkeeper.mledger.Position;
 import org.apache.bookkeeper.mledger.PositionFactory;
-import org.apache.bookkeeper.mledger.impl.EntryImpl;
 import org.apache.pulsar.common.api.proto.BrokerEntryMetadata;
 import org.apache.pulsar.common.protocol.Commands;
 import org.apache.pulsar.compaction.TopicCompactionService;
@@ -184,19 +182,16 @@ final class NereusTopicCompactionService implements TopicCompactionService {
         });
     }
 
+    /** Pulsar entries wrapping the stored entries' buffers, taking over their references ({@link PulsarEntries}). */
     private List<Entry> entries(List<StreamEntry> stored) {
-        List<Entry> out = new ArrayList<>(stored.size());
-        for (StreamEntry e : stored) {
-            out.add(EntryImpl.create(ledger.ledgerId(), e.range().start(), e.payload()));
-        }
-        return out;
+        return PulsarEntries.takeAll(ledger.ledgerId(), stored);
     }
 
     @Override
     public CompletableFuture<Entry> readLastCompactedEntry() {
         return view().thenCompose(record -> record.isEmpty() ? CompletableFuture.completedFuture(null)
                 : ledger.storage().compactor().last(record.get()).thenApply(last -> last.map(e ->
-                        (Entry) EntryImpl.create(ledger.ledgerId(), e.range().start(), e.payload())).orElse(null)));
+                        PulsarEntries.take(ledger.ledgerId(), e)).orElse(null)));
     }
 
     @Override
@@ -207,7 +202,7 @@ final class NereusTopicCompactionService implements TopicCompactionService {
     @Override
     public CompletableFuture<Entry> findEntryByPublishTime(long publishTime) {
         return findFirst(e -> {
-            ByteBuf b = Unpooled.wrappedBuffer(e.payload());
+            ByteBuf b = e.payload().slice(); // indices of its own: parsing moves them
             return Commands.parseMessageMetadata(b).getPublishTime() >= publishTime;
         });
     }
@@ -215,7 +210,7 @@ final class NereusTopicCompactionService implements TopicCompactionService {
     @Override
     public CompletableFuture<Entry> findEntryByEntryIndex(long entryIndex) {
         return findFirst(e -> {
-            BrokerEntryMetadata m = Commands.parseBrokerEntryMetadataIfExist(Unpooled.wrappedBuffer(e.payload()));
+            BrokerEntryMetadata m = Commands.parseBrokerEntryMetadataIfExist(e.payload().slice());
             return m != null && m.hasIndex() && m.getIndex() >= entryIndex;
         });
     }
@@ -230,11 +225,19 @@ final class NereusTopicCompactionService implements TopicCompactionService {
 
     private CompletableFuture<Entry> findFrom(long from, Predicate<StreamEntry> predicate) {
         return read(from, SEARCH_CHUNK, true).thenCompose(entries -> {
-            for (StreamEntry e : entries) {
-                if (predicate.test(e)) {
-                    return CompletableFuture.completedFuture(
-                            (Entry) EntryImpl.create(ledger.ledgerId(), e.range().start(), e.payload()));
+            StreamEntry found = null;
+            try {
+                for (StreamEntry e : entries) {
+                    if (predicate.test(e)) {
+                        found = e.retainedSlice();
+                        break;
+                    }
                 }
+            } finally {
+                StreamEntry.releaseAll(entries); // the match lives on in its own reference
+            }
+            if (found != null) {
+                return CompletableFuture.completedFuture(PulsarEntries.take(ledger.ledgerId(), found));
             }
             if (entries.isEmpty()) {
                 return CompletableFuture.completedFuture(null);

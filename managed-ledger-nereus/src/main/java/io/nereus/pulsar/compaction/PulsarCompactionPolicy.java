@@ -5,7 +5,6 @@ import io.nereus.generation.KeyTable;
 import io.nereus.metadata.StreamEntry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
@@ -54,7 +53,7 @@ final class PulsarCompactionPolicy implements CompactionPolicy {
 
     @Override
     public void scan(StreamEntry entry, KeyTable keys) {
-        ByteBuf buf = Unpooled.wrappedBuffer(entry.payload());
+        ByteBuf buf = entry.payload().slice(); // indices of its own; the entry's reference stays the caller's
         MessageMetadata metadata = Commands.parseMessageMetadata(buf);
         if (Markers.isServerOnlyMarker(metadata)) {
             return;
@@ -95,7 +94,7 @@ final class PulsarCompactionPolicy implements CompactionPolicy {
 
     @Override
     public Optional<byte[]> retain(StreamEntry entry, KeyTable keys) {
-        ByteBuf buf = Unpooled.wrappedBuffer(entry.payload());
+        ByteBuf buf = entry.payload().slice(); // indices of its own; the entry's reference stays the caller's
         MessageMetadata metadata = Commands.parseMessageMetadata(buf);
         if (Markers.isServerOnlyMarker(metadata)) {
             return Optional.empty();
@@ -117,21 +116,25 @@ final class PulsarCompactionPolicy implements CompactionPolicy {
                 }
             } catch (IOException e) {
                 LOG.info("batch cannot be decoded, it is kept whole: ledger={} entry={}", ledgerId, offset, e);
-                return Optional.of(entry.payload());
+                return Optional.of(entry.bytes());
             } finally {
                 raw.close();
             }
         }
         if (!metadata.hasPartitionKey()) {
-            return retainNullKey ? Optional.of(entry.payload()) : Optional.empty();
+            return retainNullKey ? Optional.of(entry.bytes()) : Optional.empty();
         }
-        return keys.isLatest(metadata.getPartitionKey(), offset, SINGLE) ? Optional.of(entry.payload())
+        return keys.isLatest(metadata.getPartitionKey(), offset, SINGLE) ? Optional.of(entry.bytes())
                 : Optional.empty();
     }
 
-    /** The entry as the raw message Pulsar's batch converter reads: id (ledger, offset), the stored bytes. */
+    /**
+     * The entry as the raw message Pulsar's batch converter reads: id (ledger, offset), the stored bytes. The raw
+     * message takes a retained slice of its own of the view it is given and closing it releases that; the view
+     * (a fresh slice, reader index 0) takes no reference, and the entry's own stays the caller's.
+     */
     private RawMessage raw(StreamEntry entry) {
         MessageIdData id = new MessageIdData().setLedgerId(ledgerId).setEntryId(entry.range().start());
-        return new RawMessageImpl(id, Unpooled.wrappedBuffer(entry.payload()));
+        return new RawMessageImpl(id, entry.payload().slice());
     }
 }

@@ -3,11 +3,11 @@ package io.nereus.pulsar.ledger;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
+import io.nereus.pulsar.PulsarEntries;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.ReadResult;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -15,7 +15,6 @@ import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.Entry;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
 import org.apache.bookkeeper.mledger.Position;
-import org.apache.bookkeeper.mledger.impl.EntryImpl;
 
 /**
  * The reads of one managed ledger over its stream: batches for cursors, single entries, and the backwards search
@@ -23,6 +22,9 @@ import org.apache.bookkeeper.mledger.impl.EntryImpl;
  * once, on the caller's thread); whoever hands them to Pulsar delivers them on the ledger's executor, so a read
  * costs that one hop. Failures are mapped to {@link ManagedLedgerException} here, once. Stateless beyond the
  * ledger's published fields: safe from any thread.
+ *
+ * <p>The entries handed to Pulsar wrap the stream's payload buffers (retained slices of the tail cache's, the WAL
+ * reader's or the object blocks' buffers: no copy, {@link PulsarEntries}); the caller owns them and releases each.
  */
 final class LedgerReads {
     private final NereusManagedLedger ledger;
@@ -60,15 +62,15 @@ final class LedgerReads {
                 stats.recordReadEntriesError();
                 throw new CompletionException(PulsarErrors.map(t));
             }
-            List<Entry> out = new ArrayList<>(r.entries().size());
+            List<StreamEntry> got = r.entries();
+            int n = 0;
             long bytes = 0;
-            for (StreamEntry e : r.entries()) {
-                if (e.range().start() >= end) {
-                    break;
-                }
-                out.add(EntryImpl.create(ledgerId, e.range().start(), e.payload()));
-                bytes += e.payload().length;
+            while (n < got.size() && got.get(n).range().start() < end) {
+                bytes += got.get(n).size();
+                n++;
             }
+            StreamEntry.releaseAll(got.subList(n, got.size())); // not visible to this ledger yet
+            List<Entry> out = PulsarEntries.takeAll(ledgerId, got.subList(0, n));
             stats.addReadEntriesSample(out.size(), bytes);
             return out;
         });

@@ -3,16 +3,15 @@ package io.nereus.pulsar.ledger;
 import com.google.common.collect.BoundType;
 import com.google.common.collect.Range;
 import io.nereus.metadata.ReadView;
-import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.pulsar.Callbacks;
 import io.nereus.pulsar.EntryReader;
+import io.nereus.pulsar.PulsarEntries;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.pulsar.Sync;
 import io.nereus.pulsar.VirtualLedger;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -26,7 +25,6 @@ import org.apache.bookkeeper.mledger.Position;
 import org.apache.bookkeeper.mledger.PositionFactory;
 import org.apache.bookkeeper.mledger.ReadOnlyCursor;
 import org.apache.bookkeeper.mledger.ReadOnlyManagedLedger;
-import org.apache.bookkeeper.mledger.impl.EntryImpl;
 
 /**
  * A ledger opened for reading only (tools, connectors, the segmented transaction snapshot): it never acquires
@@ -60,15 +58,13 @@ final class NereusReadOnlyLedger implements ReadOnlyManagedLedger, EntryReader {
 
     @Override
     public CompletableFuture<List<Entry>> read(long from, int maxEntries, long maxBytes) {
-        return stream.read(ReadView.COMMITTED, from, maxEntries, maxBytes, BoundaryMode.EXACT_START)
-                .thenCombine(stream.head(), (r, h) -> {
-                    head = h;
-                    List<Entry> out = new ArrayList<>(r.entries().size());
-                    for (StreamEntry e : r.entries()) {
-                        out.add(EntryImpl.create(ledgerId, e.range().start(), e.payload()));
-                    }
-                    return out;
-                }).exceptionally(t -> {
+        // one head read, which both refreshes this ledger's view and bounds the read (the stream would read it anyway)
+        return stream.head().thenCompose(h -> {
+            head = h;
+            return stream.read(ReadView.COMMITTED, from, maxEntries, maxBytes, BoundaryMode.EXACT_START,
+                    h.readableRange());
+        }).thenApply(r -> PulsarEntries.takeAll(ledgerId, r.entries()))
+                .exceptionally(t -> {
                     throw new java.util.concurrent.CompletionException(PulsarErrors.map(t));
                 });
     }
@@ -80,16 +76,16 @@ final class NereusReadOnlyLedger implements ReadOnlyManagedLedger, EntryReader {
                 ? read(position.getEntryId(), 1, Long.MAX_VALUE)
                 : CompletableFuture.failedFuture(new ManagedLedgerException.NonRecoverableLedgerException(
                         "position " + position + " is not a stored entry of ledger " + ledgerId));
-        f.whenCompleteAsync((l, t) -> {
-            if (t != null) {
-                callback.readEntryFailed(PulsarErrors.map(t), ctx);
-            } else if (l.isEmpty()) {
-                callback.readEntryFailed(new ManagedLedgerException.NonRecoverableLedgerException(
-                        "position " + position + " is beyond the committed entries of ledger " + ledgerId), ctx);
-            } else {
-                callback.readEntryComplete(l.get(0), ctx);
+        CompletableFuture<Entry> one = f.thenApply(l -> {
+            if (l.isEmpty()) {
+                throw new java.util.concurrent.CompletionException(
+                        new ManagedLedgerException.NonRecoverableLedgerException("position " + position
+                                + " is beyond the committed entries of ledger " + ledgerId));
             }
-        }, executor);
+            return l.get(0);
+        });
+        Callbacks.deliver(one, executor, e -> callback.readEntryComplete(e, ctx),
+                e -> callback.readEntryFailed(e, ctx));
     }
 
     @Override

@@ -4,7 +4,6 @@ import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CursorStore;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
-import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.nereus.pulsar.PulsarErrors;
 import io.nereus.stream.BoundaryMode;
@@ -22,7 +21,6 @@ import java.util.concurrent.Executors;
 import org.apache.bookkeeper.mledger.Entry;
 import org.apache.bookkeeper.mledger.ManagedLedger;
 import org.apache.bookkeeper.mledger.ManagedLedgerConfig;
-import org.apache.bookkeeper.mledger.impl.EntryImpl;
 import static io.nereus.testing.StreamTesting.await;
 
 /**
@@ -207,10 +205,7 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
                     if (t != null) {
                         throw new java.util.concurrent.CompletionException(PulsarErrors.map(t));
                     }
-                    List<Entry> out = new ArrayList<>(r.entries().size());
-                    for (StreamEntry e : r.entries()) {
-                        out.add(EntryImpl.create(LEDGER_ID, e.range().start(), e.payload()));
-                    }
+                    List<Entry> out = io.nereus.pulsar.PulsarEntries.takeAll(LEDGER_ID, r.entries());
                     entriesServed.addAndGet(out.size());
                     return out;
                 });
