@@ -10,10 +10,15 @@ public sealed interface CompactionResult {
     /**
      * A new compacted generation is published: {@code record} covers {@code [0, horizon)}.
      *
-     * @param keys        live keys in it
-     * @param entriesRead entries read by each phase (the previous generation's and the committed ones)
+     * @param keys              live keys in it
+     * @param entriesRead       entries read by each phase (the previous generation's and the committed ones)
+     * @param keptBytes         payload bytes of the entries it keeps
+     * @param peakBufferedBytes the most bytes of the object being written the compactor held in memory at once (its
+     *                          spill's write buffer and block index and the entry being added), however large the
+     *                          object
      */
-    record Published(IndexRecord record, int keys, long entriesRead) implements CompactionResult {
+    record Published(IndexRecord record, int keys, long entriesRead, long keptBytes, long peakBufferedBytes)
+            implements CompactionResult {
         public Published {
             Objects.requireNonNull(record, "record");
         }

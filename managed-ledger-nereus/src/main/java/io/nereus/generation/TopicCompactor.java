@@ -21,10 +21,15 @@ import io.nereus.object.ObjectName;
 import io.nereus.object.ObjectStore;
 import io.nereus.object.StoredObject;
 import io.nereus.object.StreamObjectReader;
-import io.nereus.object.StreamObjectWriter;
+import io.nereus.object.StreamObjectSpill;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -45,8 +50,13 @@ import org.slf4j.LoggerFactory;
  * whose coverage is {@code [0, new horizon)} with every entry at its original offset, reads it back, and publishes
  * it with the horizon in one conditional transaction ({@link GenerationIndexStore#publishCompaction}).
  *
- * <p>Memory: the {@link KeyTable} (one entry per live key) and the kept entries, never the topic: both phases read
- * in bounded chunks. The horizon never moves backwards: the index refuses a publication that would not move it
+ * <p>Memory: the {@link KeyTable} (one entry per live key), never the topic nor what is kept: both phases and the
+ * read-back read in chunks of at most {@value #READ_ENTRIES} entries and {@code READ_BYTES} (8 MiB) beyond the
+ * first, and phase two writes each kept entry at once into a local spill file ({@link StreamObjectSpill}, holding a
+ * {@value StreamObjectSpill#WRITE_BUFFER_BYTES}-byte write buffer and the block index, 28 bytes per block), which is
+ * then put as the object ({@link ObjectContent#ofFile}: copied or uploaded in bounded pieces) and deleted;
+ * {@link CompactionResult.Published#peakBufferedBytes} reports what the spill held at most. The read-back check
+ * compares a SHA-256 of the kept entries' offsets and payloads, computed as they were written. The horizon never moves backwards: the index refuses a publication that would not move it
  * forward or that was made from another compacted generation than the current one.
  *
  * <p>Threads: the policy runs on the compactor's own thread; the methods may be called from any thread and never
@@ -60,6 +70,9 @@ public final class TopicCompactor implements AutoCloseable {
     static final int READ_ENTRIES = 1000;
     /** Payload bytes asked of one read (beyond its first entry). */
     static final long READ_BYTES = 8L << 20;
+    /** Name prefix and suffix of a compaction's spill file. */
+    static final String SPILL_PREFIX = "nereus-compaction-";
+    static final String SPILL_SUFFIX = ".object";
 
     /**
      * Reads committed entries of the stream from an offset: at most so many entries and, beyond the first, bytes. The
@@ -73,7 +86,8 @@ public final class TopicCompactor implements AutoCloseable {
     private final GenerationIndexStore index;
     private final ObjectTargetReader reader;
     private final ObjectStore objects;
-    private final StreamObjectWriter encoder;
+    private final int blockBytes;
+    private final Path spillDir;
     private final Clock clock;
     private final Duration maxPublishDelay;
     private final Consumer<StreamId> published;
@@ -81,6 +95,8 @@ public final class TopicCompactor implements AutoCloseable {
     private final ConcurrentHashMap<StreamId, AtomicLong> changes = new ConcurrentHashMap<>();
 
     /**
+     * A compactor that spills the objects it writes into the JVM's temporary directory ({@code java.io.tmpdir}).
+     *
      * @param reader          reads stream objects (the previous compacted generation, read-back verification uses the
      *                        object store directly)
      * @param blockBytes      target block size of the objects written
@@ -88,10 +104,25 @@ public final class TopicCompactor implements AutoCloseable {
      */
     public TopicCompactor(GenerationIndexStore index, ObjectTargetReader reader, ObjectStore objects, int blockBytes,
             Clock clock, Duration maxPublishDelay, Consumer<StreamId> published) {
+        this(index, reader, objects, blockBytes, Path.of(System.getProperty("java.io.tmpdir")), clock,
+                maxPublishDelay, published);
+    }
+
+    /**
+     * @param spillDir an existing directory where each compaction writes its object before putting it (one file
+     *                 {@value #SPILL_PREFIX}*{@value #SPILL_SUFFIX} per compaction running, deleted when it ends;
+     *                 a crash leaves it behind)
+     */
+    public TopicCompactor(GenerationIndexStore index, ObjectTargetReader reader, ObjectStore objects, int blockBytes,
+            Path spillDir, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published) {
         this.index = Objects.requireNonNull(index, "index");
         this.reader = Objects.requireNonNull(reader, "reader");
         this.objects = Objects.requireNonNull(objects, "objects");
-        this.encoder = new StreamObjectWriter(blockBytes);
+        if (blockBytes <= 0) {
+            throw new IllegalArgumentException("stream object block target must be > 0 bytes: " + blockBytes);
+        }
+        this.blockBytes = blockBytes;
+        this.spillDir = Objects.requireNonNull(spillDir, "spillDir");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.maxPublishDelay = Objects.requireNonNull(maxPublishDelay, "maxPublishDelay");
         this.published = Objects.requireNonNull(published, "published");
@@ -204,7 +235,9 @@ public final class TopicCompactor implements AutoCloseable {
         final CommittedReader committed;
         final CompactionPolicy policy;
         final KeyTable keys = new KeyTable();
-        final List<StreamEntry> kept = new ArrayList<>();
+        final MessageDigest keptDigest = sha256();
+        Path spillFile;
+        StreamObjectSpill spill;
         long keptBytes;
         long entriesRead;
         final long started = clock.millis();
@@ -223,10 +256,49 @@ public final class TopicCompactor implements AutoCloseable {
             return pass(e -> {
                 entriesRead++;
                 policy.scan(e, keys);
-            }).thenCompose(ignored -> pass(e -> policy.retain(e, keys).ifPresent(p -> {
-                kept.add(new StreamEntry(e.range(), p));
-                keptBytes += p.length;
-            }))).thenCompose(ignored -> writeAndPublish());
+            }).thenCompose(ignored -> {
+                openSpill();
+                return pass(e -> policy.retain(e, keys).ifPresent(p -> keep(new StreamEntry(e.range(), p))));
+            }).thenCompose(ignored -> writeAndPublish()).whenCompleteAsync((r, t) -> discardSpill(), exec);
+        }
+
+        private void openSpill() {
+            try {
+                spillFile = Files.createTempFile(spillDir, SPILL_PREFIX, SPILL_SUFFIX);
+                spill = StreamObjectSpill.create(spillFile, stream, ReadView.TOPIC_COMPACTED, new OffsetRange(0, end),
+                        blockBytes);
+            } catch (IOException e) {
+                throw spillFailed(e);
+            }
+        }
+
+        /** Phase two: {@code e} stays; it goes to the spill file at once, and into the digest verification checks. */
+        private void keep(StreamEntry e) {
+            try {
+                spill.add(e);
+            } catch (IOException x) {
+                throw spillFailed(x);
+            }
+            digest(keptDigest, e);
+            keptBytes += e.size();
+        }
+
+        private NereusException spillFailed(IOException e) {
+            return new NereusException(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED, ErrorContext.of("stream", stream,
+                    "file", spillFile, "operation", "spill", "reason", e.toString()), e);
+        }
+
+        private void discardSpill() {
+            try {
+                if (spill != null) {
+                    spill.close();
+                }
+                if (spillFile != null) {
+                    Files.deleteIfExists(spillFile);
+                }
+            } catch (IOException e) {
+                LOG.warn("compaction spill file not removed: stream={} file={}", stream, spillFile, e);
+            }
         }
 
         /** Every entry of the previous generation, then every committed one up to {@link #end}, in offset order. */
@@ -298,13 +370,18 @@ public final class TopicCompactor implements AutoCloseable {
         }
 
         private CompletableFuture<CompactionResult> writeAndPublish() {
-            StreamObjectWriter.Encoded encoded = encoder.encodeSparse(stream, ReadView.TOPIC_COMPACTED,
-                    new OffsetRange(0, end), kept);
-            ObjectName name = StreamObjectNames.newName(stream, ReadView.TOPIC_COMPACTED, encoded.range());
+            StreamObjectSpill.Spilled spilled;
+            try {
+                spilled = spill.finish();
+            } catch (IOException e) {
+                throw spillFailed(e);
+            }
+            long peak = spill.peakBufferedBytes();
+            ObjectName name = StreamObjectNames.newName(stream, ReadView.TOPIC_COMPACTED, spilled.range());
             long[] written = new long[1];
-            return objects.putNew(name, ObjectContent.of(encoded.bytes())).thenCompose(stored -> {
+            return objects.putNew(name, ObjectContent.ofFile(spilled.file(), spilled.size())).thenCompose(stored -> {
                 written[0] = clock.millis();
-                return verify(stored, encoded).thenApply(ignored -> stored);
+                return verify(stored, spilled).thenApply(ignored -> stored);
             }).thenCompose(stored -> {
                 long waited = clock.millis() - written[0];
                 if (waited > maxPublishDelay.toMillis()) {
@@ -315,17 +392,18 @@ public final class TopicCompactor implements AutoCloseable {
                 return index.publishCompaction(new CompactionRequest(stream,
                         previous.map(PublicationRequest.SourceRef::of), end,
                         new ObjectTarget(name.value(), 0, stored.size(), stored.size(), stored.version()),
-                        encoded.checksum(), encoded.entries(), keptBytes));
+                        spilled.checksum(), spilled.entries(), keptBytes));
             }).thenComposeAsync(outcome -> {
                 IndexRecord record = outcome instanceof CompactionOutcome.Publish p ? p.record()
                         : outcome instanceof CompactionOutcome.AlreadyPublished a ? a.record() : null;
                 if (record != null) {
                     changed(stream);
                     LOG.info("published compacted generation: stream={} generation={} horizon={} keys={} kept={}"
-                            + " bytes={} read={} object={} in {} ms", stream, record.generation(), end, keys.size(),
-                            kept.size(), encoded.bytes().length, entriesRead, name, clock.millis() - started);
-                    return CompletableFuture.<CompactionResult>completedFuture(
-                            new CompactionResult.Published(record, keys.size(), entriesRead));
+                            + " bytes={} read={} peakBuffered={} object={} in {} ms", stream, record.generation(), end,
+                            keys.size(), spilled.entries(), spilled.size(), entriesRead, peak, name,
+                            clock.millis() - started);
+                    return CompletableFuture.<CompactionResult>completedFuture(new CompactionResult.Published(record,
+                            keys.size(), entriesRead, keptBytes, peak));
                 }
                 LOG.info("compaction refused, deleting its object: stream={} horizon={} object={} outcome={}", stream,
                         end, name, outcome);
@@ -333,30 +411,68 @@ public final class TopicCompactor implements AutoCloseable {
             }, exec);
         }
 
-        /** Reads the stored object back through the reader every read uses and compares it with what was kept. */
-        private CompletableFuture<Void> verify(StoredObject stored, StreamObjectWriter.Encoded encoded) {
-            if (stored.size() != encoded.bytes().length) {
+        /**
+         * Reads the stored object back through the reader every read uses, {@link #READ_ENTRIES} entries at a time,
+         * and compares what it holds with what was kept: as many entries, the same offsets and payloads (a SHA-256
+         * over both, computed as they were kept).
+         */
+        private CompletableFuture<Void> verify(StoredObject stored, StreamObjectSpill.Spilled spilled) {
+            if (stored.size() != spilled.size()) {
                 return CompletableFuture.failedFuture(corrupt(stored.name(), "stored size differs from written size"));
             }
-            return StreamObjectReader.open(objects, stored.name(), stored.size(), encoded.checksum(), new BlockCache(0))
-                    .thenCompose(r -> r.read(0, Integer.MAX_VALUE, Long.MAX_VALUE)).thenApply(read -> {
-                        try {
-                            if (read.size() != kept.size()) {
-                                throw corrupt(stored.name(), "read back " + read.size() + " entries, wrote "
-                                        + kept.size());
-                            }
-                            for (int i = 0; i < read.size(); i++) {
-                                if (!read.get(i).range().equals(kept.get(i).range())
-                                        || !read.get(i).payload().equals(kept.get(i).payload())) {
-                                    throw corrupt(stored.name(), "entry " + i
-                                            + " read back differs from the one written");
-                                }
-                            }
-                            return null;
-                        } finally {
-                            StreamEntry.releaseAll(read);
+            byte[] expected = keptDigest.digest();
+            return StreamObjectReader.open(objects, stored.name(), stored.size(), spilled.checksum(), new BlockCache(0))
+                    .thenCompose(r -> readBack(r, 0, sha256(), new long[1])).thenAccept(read -> {
+                        if (read.count != spilled.entries()) {
+                            throw corrupt(stored.name(), "read back " + read.count + " entries, wrote "
+                                    + spilled.entries());
+                        }
+                        if (!MessageDigest.isEqual(read.digest, expected)) {
+                            throw corrupt(stored.name(), "the entries read back differ from the ones written");
                         }
                     });
+        }
+
+        private CompletableFuture<ReadBack> readBack(StreamObjectReader r, long from, MessageDigest digest,
+                long[] count) {
+            if (from >= end) {
+                return CompletableFuture.completedFuture(new ReadBack(count[0], digest.digest()));
+            }
+            return r.read(from, READ_ENTRIES, READ_BYTES).thenComposeAsync(entries -> {
+                if (entries.isEmpty()) {
+                    return CompletableFuture.completedFuture(new ReadBack(count[0], digest.digest()));
+                }
+                long next;
+                try {
+                    for (StreamEntry e : entries) {
+                        digest(digest, e);
+                    }
+                    count[0] += entries.size();
+                    next = entries.get(entries.size() - 1).range().end();
+                } finally {
+                    StreamEntry.releaseAll(entries);
+                }
+                return readBack(r, next, digest, count);
+            }, exec);
+        }
+    }
+
+    private record ReadBack(long count, byte[] digest) {
+    }
+
+    /** Adds {@code e}'s offset, record count and payload to {@code digest}. */
+    private static void digest(MessageDigest digest, StreamEntry e) {
+        byte[] head = new byte[16];
+        ByteBuffer.wrap(head).putLong(e.range().start()).putInt((int) e.range().length()).putInt(e.size());
+        digest.update(head);
+        digest.update(e.payload().nioBuffer());
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
         }
     }
 

@@ -49,7 +49,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <h2>Writing</h2>
- * A put writes the content to a new temporary file, fsyncs it, then creates the object as a hard link to it
+ * A put writes the content (or copies a file's content, {@link ObjectContent#ofFile}, in bounded pieces) to a new
+ * temporary file, fsyncs it, then creates the object as a hard link to it
  * ({@link Files#createLink}, which like {@code link(2)} fails when the name exists, where a rename would replace
  * it), fsyncs the object's directory and removes the temporary file. So an object appears whole or not at all,
  * an existing one is never replaced (of racing puts of one name exactly one links), and a completed put survives
@@ -223,12 +224,9 @@ public final class FilesystemObjectStore implements ObjectStore {
         Path target = path(name);
         Path temp = tmp.resolve(tempFiles.incrementAndGet() + TMP_SUFFIX);
         try {
+            long crc;
             try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                ByteBuffer[] buffers = content.buffers();
-                long remaining = content.length();
-                while (remaining > 0) {
-                    remaining -= ch.write(buffers);
-                }
+                crc = content.writeTo(ch);
                 ch.force(true);
             }
             Path dir = target.getParent();
@@ -247,7 +245,7 @@ public final class FilesystemObjectStore implements ObjectStore {
                 throw ObjectErrors.exists(name);
             }
             DurableFiles.fsyncDirectory(dir);
-            return new StoredObject(name, content.length(), VERSION_PREFIX + String.format("%08x", content.crc32c()));
+            return new StoredObject(name, content.length(), VERSION_PREFIX + String.format("%08x", crc));
         } finally {
             try {
                 Files.deleteIfExists(temp);

@@ -1,19 +1,30 @@
 package io.nereus.object;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.zip.CRC32C;
 
 /**
- * The bytes of an object to be put: one or more byte arrays, concatenated in order, held in memory (a writer
+ * The bytes of an object to be put: either one or more byte arrays, concatenated in order, held in memory (a writer
  * assembles an object of bounded size, such as a header, entries and a footer, without copying them into one
- * array). The arrays are not copied: do not change them until the put has completed. A store may read the
- * content more than once (a retried request or part).
+ * array), or the first {@code length} bytes of a local file (an object written piece by piece without holding it,
+ * such as a compacted generation, {@link StreamObjectSpill}). Neither the arrays nor the file are copied: do not
+ * change them until the put has completed. A store may read the content more than once (a retried request or
+ * part); a file's content is read in bounded pieces, never whole into memory.
  */
 public final class ObjectContent {
+    /** Bytes one read of a file's content copies at a time. */
+    static final int FILE_COPY_BYTES = 64 * 1024;
+
     private final List<byte[]> chunks;
+    private final Path file;
     private final long length;
 
     private ObjectContent(List<byte[]> chunks) {
@@ -23,7 +34,17 @@ public final class ObjectContent {
             total = Math.addExact(total, c.length);
         }
         this.chunks = chunks;
+        this.file = null;
         this.length = total;
+    }
+
+    private ObjectContent(Path file, long length) {
+        this.chunks = List.of();
+        this.file = Objects.requireNonNull(file, "file");
+        if (length < 0) {
+            throw new IllegalArgumentException("content length must be >= 0: " + length);
+        }
+        this.length = length;
     }
 
     /** The concatenation of {@code chunks}; no chunk, or empty chunks, make an empty object. */
@@ -35,20 +56,39 @@ public final class ObjectContent {
         return new ObjectContent(List.copyOf(chunks));
     }
 
+    /**
+     * The first {@code length} bytes of {@code file}. The file must hold at least that many bytes when a store reads
+     * it (a put of a shorter file fails as an I/O failure, RETRIABLE_OBJECT_STORE_FAILED).
+     */
+    public static ObjectContent ofFile(Path file, long length) {
+        return new ObjectContent(file, length);
+    }
+
     /** Size of the object in bytes. */
     public long length() {
         return length;
     }
 
-    /** Read-only views of every byte, in order, each positioned at its start; new views on each call. */
+    /** The file holding the content; empty when the content is in memory. */
+    Optional<Path> file() {
+        return Optional.ofNullable(file);
+    }
+
+    /** Read-only views of every byte, in order, each positioned at its start; new views on each call. In memory only. */
     ByteBuffer[] buffers() {
         return buffers(0, length);
     }
 
-    /** Read-only views of the bytes {@code [offset, offset + count)}, in order; new views on each call. */
+    /**
+     * Read-only views of the bytes {@code [offset, offset + count)}, in order; new views on each call. In memory only:
+     * fails with {@link IllegalStateException} for a file's content.
+     */
     ByteBuffer[] buffers(long offset, long count) {
         if (offset < 0 || count < 0 || offset + count > length) {
             throw new IllegalArgumentException("[" + offset + ", +" + count + ") is not within " + length + " bytes");
+        }
+        if (file != null) {
+            throw new IllegalStateException("the content is a file's, not in memory");
         }
         List<ByteBuffer> out = new ArrayList<>();
         long chunkStart = 0;
@@ -65,8 +105,49 @@ public final class ObjectContent {
         return out.toArray(new ByteBuffer[0]);
     }
 
-    /** The CRC32C of the whole content. */
+    /**
+     * Writes the whole content to {@code out} at its current position and returns the content's CRC32C. A file's
+     * content is copied {@value #FILE_COPY_BYTES} bytes at a time.
+     *
+     * @throws IOException also when the file holds fewer than {@link #length()} bytes
+     */
+    long writeTo(FileChannel out) throws IOException {
+        CRC32C crc = new CRC32C();
+        if (file == null) {
+            ByteBuffer[] buffers = buffers();
+            long remaining = length;
+            while (remaining > 0) {
+                remaining -= out.write(buffers);
+            }
+            chunks.forEach(crc::update);
+            return crc.getValue();
+        }
+        ByteBuffer buffer = ByteBuffer.allocate((int) Math.min(FILE_COPY_BYTES, Math.max(1, length)));
+        try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ)) {
+            long position = 0;
+            while (position < length) {
+                buffer.clear().limit((int) Math.min(buffer.capacity(), length - position));
+                int read = in.read(buffer, position);
+                if (read < 0) {
+                    throw new IOException("content file " + file + " holds " + position + " bytes, fewer than its "
+                            + length);
+                }
+                buffer.flip();
+                crc.update(buffer.duplicate());
+                while (buffer.hasRemaining()) {
+                    out.write(buffer);
+                }
+                position += read;
+            }
+        }
+        return crc.getValue();
+    }
+
+    /** The CRC32C of the whole content. In memory only. */
     long crc32c() {
+        if (file != null) {
+            throw new IllegalStateException("the content is a file's, not in memory");
+        }
         CRC32C crc = new CRC32C();
         chunks.forEach(crc::update);
         return crc.getValue();

@@ -34,7 +34,9 @@ public interface ObjectStore extends AutoCloseable {
      * directory of other names ({@code a} and {@code a/b} cannot both exist there, so callers use names of a
      * fixed depth). A put that failed otherwise may or may not have created the object; callers put under a new
      * name and leave the other to garbage collection. Large contents are written in parts (S3 multipart upload)
-     * and still appear at once.
+     * and still appear at once. A file's content ({@link ObjectContent#ofFile}) is read in bounded pieces, never
+     * whole into memory; a file shorter than the content's length fails the put (RETRIABLE_OBJECT_STORE_FAILED in
+     * the filesystem store).
      */
     CompletableFuture<StoredObject> putNew(ObjectName name, ObjectContent content);
 

@@ -7,7 +7,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import software.amazon.awssdk.core.async.AsyncRequestBody;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadResponse;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
@@ -84,7 +83,7 @@ final class S3Multipart {
         long length = Math.min(partBytes, content.length() - offset);
         int partNumber = index + 1;
         return client.uploadPart(b -> b.bucket(bucket).key(key).uploadId(uploadId).partNumber(partNumber)
-                        .contentLength(length), AsyncRequestBody.fromByteBuffers(content.buffers(offset, length)))
+                        .contentLength(length), S3ObjectStore.body(content, offset, length))
                 .whenComplete((r, t) -> {
                     if (t != null) {
                         failed.set(true);

@@ -19,6 +19,7 @@ import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.FileRequestBodyConfiguration;
 import software.amazon.awssdk.core.async.AsyncRequestBody;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
@@ -149,7 +150,7 @@ public final class S3ObjectStore implements ObjectStore {
         Map<String, String> metadata = Map.of(WRITE_ID, writeId);
         CompletableFuture<String> etag = length <= config.partBytes()
                 ? safely(() -> client.putObject(b -> b.bucket(config.bucket()).key(key).ifNoneMatch("*")
-                        .contentLength(length).metadata(metadata), AsyncRequestBody.fromByteBuffers(content.buffers()))
+                        .contentLength(length).metadata(metadata), body(content, 0, length))
                         .thenApply(r -> r.eTag()))
                 : safely(() -> new S3Multipart(client, config.bucket(), key, content, config.partBytes(), metadata)
                         .run().thenApply(r -> r.eTag()));
@@ -158,6 +159,16 @@ public final class S3ObjectStore implements ObjectStore {
                     || S3Errors.errorCode(t).orElse("").equals("NoSuchUpload"); // a completion retried after success
             return taken && !closed.get() ? ownWrite(name, writeId, t) : failed(t, "put", "name", name);
         });
+    }
+
+    /**
+     * The request body of the bytes {@code [offset, offset + length)} of {@code content}: views of its arrays, or
+     * the SDK's bounded reads of its file (read again when the request is retried).
+     */
+    static AsyncRequestBody body(ObjectContent content, long offset, long length) {
+        return content.file().map(f -> AsyncRequestBody.fromFile(FileRequestBodyConfiguration.builder().path(f)
+                .position(offset).numBytesToRead(length).build()))
+                .orElseGet(() -> AsyncRequestBody.fromByteBuffers(content.buffers(offset, length)));
     }
 
     /** After a put was refused: the object if it is the one this put wrote (the write id matches), else OBJECT_EXISTS. */

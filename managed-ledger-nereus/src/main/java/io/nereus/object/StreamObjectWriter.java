@@ -16,7 +16,8 @@ import java.util.zip.CRC32C;
  * Encodes one range of one stream as a stream object ({@link StreamObjectFormat}): dense (consecutive entries) or
  * sparse (entries at their own offsets inside an explicit coverage, the compacted view). Entries are
  * grouped into blocks of at most {@code blockTargetBytes} stored bytes (entry headers included), except that a
- * block holds at least one entry, so one large entry makes one large block. Stateless: safe from any thread.
+ * block holds at least one entry, so one large entry makes one large block. Stateless: safe from any thread. The
+ * object is built in memory; {@link StreamObjectSpill} writes the same sparse object to a file entry by entry.
  */
 public final class StreamObjectWriter {
     private final int blockTargetBytes;
@@ -143,7 +144,8 @@ public final class StreamObjectWriter {
         return new Encoded(b.array(), range, Checksum.crc32c(indexCrc.getValue()), entries.size(), blocks.size());
     }
 
-    private static byte[] header(int version, StreamId stream, ReadView view, OffsetRange range, int entries,
+    /** The 40-byte header of {@link StreamObjectFormat}, which the index repeats. */
+    static byte[] header(int version, StreamId stream, ReadView view, OffsetRange range, int entries,
             int blocks) {
         ByteBuffer h = ByteBuffer.allocate(StreamObjectFormat.HEADER_BYTES);
         h.put(StreamObjectFormat.MAGIC).put((byte) version).put((byte) view.code())

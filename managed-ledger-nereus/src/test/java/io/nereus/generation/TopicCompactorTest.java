@@ -11,6 +11,11 @@ import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.StreamHead;
+import io.nereus.object.BlockCache;
+import io.nereus.object.StreamObjectSpill;
+import io.nereus.stream.BoundaryMode;
+import io.nereus.stream.ReadResult;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
@@ -18,6 +23,9 @@ import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
 import io.nereus.wal.WalConfig;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +38,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Topic compaction on a real bookie, EmbeddedFdb and a filesystem object store, with a policy of "key=value"
@@ -46,7 +55,7 @@ class TopicCompactorTest {
             .withMaterializer(MaterializerConfig.defaults().withEnabled(false).withObjects(16 * 1024, 256));
 
     /** "key=value": the latest value per key; "key=" deletes; no '=': no key, dropped. */
-    static final class KeyValuePolicy implements CompactionPolicy {
+    static class KeyValuePolicy implements CompactionPolicy {
         @Override
         public void scan(StreamEntry entry, KeyTable keys) {
             String text = new String(entry.bytes(), StandardCharsets.UTF_8);
@@ -175,6 +184,79 @@ class TopicCompactorTest {
         IndexRecord second = compact();
         assertThat(second.range()).isEqualTo(OffsetRange.of(0, 3));
         assertThat(compacted(second)).containsExactly("1:b=1", "2:a=2");
+    }
+
+    @Test
+    void compact_keptDataManyTimesLargerThanItsBuffer_isStreamedToAFileAndPut_andTheBoundHolds(@TempDir Path spillDir)
+            throws Exception {
+        int keys = 3000;
+        int valueBytes = 2048;
+        int blockBytes = 64 * 1024;
+        StringBuilder filler = new StringBuilder();
+        for (int i = 0; i < valueBytes; i++) {
+            filler.append((char) ('a' + i % 26));
+        }
+        for (int round = 0; round < 2; round++) { // the first round's values are all replaced by the second's
+            for (int i = 0; i < keys; i += 100) {
+                List<String> batch = new ArrayList<>();
+                for (int k = i; k < i + 100; k++) {
+                    batch.add("k" + k + "=" + round + filler);
+                }
+                append(batch.toArray(new String[0]));
+            }
+        }
+        List<String> spilled = new ArrayList<>();
+        // a compactor of its own, to see its spill directory
+        try (TopicCompactor compactor = new TopicCompactor(engine.metadata.index(),
+                new ObjectTargetReader(engine.objects, new BlockCache(0), 16), engine.objects, blockBytes, spillDir,
+                Clock.systemUTC(), Duration.ofMinutes(5), s -> { })) {
+            KeyValuePolicy policy = new KeyValuePolicy() {
+                @Override
+                public Optional<byte[]> retain(StreamEntry entry, KeyTable table) {
+                    try (var files = Files.list(spillDir)) {
+                        files.forEach(f -> spilled.add(f.getFileName().toString()));
+                    } catch (java.io.IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    return super.retain(entry, table);
+                }
+            };
+            StreamHead head = await(stream.head());
+            CompactionResult r = await(compactor.compact(stream.id(), head, (from, n, bytes) -> stream.read(
+                    ReadView.COMMITTED, from, n, bytes, BoundaryMode.EXACT_START).thenApply(ReadResult::entries),
+                    policy));
+
+            assertThat(r).isInstanceOf(CompactionResult.Published.class);
+            CompactionResult.Published p = (CompactionResult.Published) r;
+            assertThat(p.record().entryCount()).isEqualTo(keys);
+            assertThat(p.keptBytes()).isGreaterThan((long) keys * valueBytes);
+            // the bound: the spill's write buffer, one entry and the block index (at most one block per 32 KiB)
+            long bound = StreamObjectSpill.WRITE_BUFFER_BYTES + (valueBytes + 64)
+                    + 40 + 28 * (p.keptBytes() / (blockBytes / 2) + 1);
+            assertThat(p.peakBufferedBytes()).isPositive().isLessThanOrEqualTo(bound);
+            assertThat(p.keptBytes()).as("kept data many times the bound").isGreaterThan(50 * bound);
+            assertThat(spilled).as("phase two wrote into a spill file").isNotEmpty()
+                    .allMatch(n -> n.startsWith(TopicCompactor.SPILL_PREFIX));
+            try (var files = Files.list(spillDir)) {
+                assertThat(files.toList()).as("the spill file is deleted").isEmpty();
+            }
+            List<StreamEntry> read = new ArrayList<>();
+            long from = 0;
+            while (from < p.record().endOffset()) {
+                List<StreamEntry> chunk = await(compactor.read(p.record(), from, 500, 1 << 20));
+                if (chunk.isEmpty()) {
+                    break;
+                }
+                read.addAll(chunk);
+                from = chunk.get(chunk.size() - 1).range().end();
+            }
+            assertThat(read).hasSize(keys);
+            for (int k = 0; k < keys; k++) {
+                assertThat(read.get(k).range().start()).isEqualTo(keys + k);
+                assertThat(new String(read.get(k).bytes(), StandardCharsets.UTF_8))
+                        .isEqualTo("k" + k + "=1" + filler);
+            }
+        }
     }
 
     /** {@link KeyValuePolicy} whose first scan waits until released: holds a compaction after it read the view. */

@@ -50,6 +50,23 @@ class FilesystemObjectStoreTest extends ObjectStoreContractTest {
     }
 
     @Test
+    void putNew_fileContent_versionIsItsCrc32c_andAShorterFileFailsWithoutAnObject() throws IOException {
+        byte[] b = bytes(200_000, 6);
+        Path file = dir.resolve("content.spill");
+        Files.write(file, b);
+        CRC32C crc = new CRC32C();
+        crc.update(b);
+
+        StoredObject stored = await(store.putNew(name("from-file"), ObjectContent.ofFile(file, b.length)));
+
+        assertThat(stored.version()).isEqualTo(String.format("crc32c:%08x", crc.getValue()));
+        NereusException e = failure(store.putNew(name("short-file"), ObjectContent.ofFile(file, b.length + 1)));
+        assertThat(e.code()).isEqualTo(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED);
+        assertThat(names(await(store.list("")))).containsExactly("from-file");
+        assertThat(files(root().resolve(FilesystemObjectStore.TMP_DIR))).isEmpty();
+    }
+
+    @Test
     void list_neverShowsTemporaryFilesOrTheLock() throws IOException {
         Files.write(root().resolve(FilesystemObjectStore.TMP_DIR).resolve("99.tmp"), bytes(5, 1));
         await(store.putNew(name("visible"), ObjectContent.of(bytes(5, 2))));

@@ -7,6 +7,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -22,6 +25,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The contract of {@link ObjectStore}, run against every implementation: a subclass opens a new, empty store
@@ -35,6 +39,9 @@ abstract class ObjectStoreContractTest {
     private static final Duration TIME_SLACK = Duration.ofSeconds(5);
 
     protected ObjectStore store;
+    /** Where a test writes the files it puts as content. */
+    @TempDir
+    Path files;
 
     /** A new, empty store for the test named by {@code test}; closed after it. */
     protected abstract ObjectStore open(TestInfo test);
@@ -273,6 +280,50 @@ abstract class ObjectStoreContractTest {
         assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_EXISTS);
         assertThat(await(store.get(name("large/taken"), ByteRange.of(0, 1000)))).isEqualTo(first);
         assertThat(await(store.list("large/"))).extracting(ObjectInfo::size).containsExactly(1000L);
+    }
+
+    // ---------------------------------------------------------------------------------- a file's content
+
+    @Test
+    void putNew_fileContent_storesTheFilesFirstLengthBytes() throws IOException {
+        byte[] bytes = bytes(1500, 5);
+        Path file = files.resolve("small.spill");
+        Files.write(file, bytes);
+
+        StoredObject stored = await(store.putNew(name("file/small"), ObjectContent.ofFile(file, 1000)));
+
+        assertThat(stored.size()).isEqualTo(1000);
+        assertThat(await(store.get(name("file/small"), ByteRange.of(0, 1000))))
+                .isEqualTo(Arrays.copyOf(bytes, 1000));
+        assertThat(await(store.list("file/"))).extracting(ObjectInfo::size).containsExactly(1000L);
+        assertThat(file).as("the file is the caller's").exists();
+    }
+
+    @Test
+    void putNew_largeFileContent_storedWhole_andRangesAcrossPartBoundariesRead() throws IOException {
+        byte[] large = bytes(LARGE_BYTES, 43);
+        Path file = files.resolve("large.spill");
+        Files.write(file, large);
+
+        StoredObject stored = await(store.putNew(name("file/large"), ObjectContent.ofFile(file, LARGE_BYTES)));
+
+        assertThat(stored.size()).isEqualTo(LARGE_BYTES);
+        assertThat(await(store.get(name("file/large"), ByteRange.of(0, LARGE_BYTES)))).isEqualTo(large);
+        assertThat(await(store.get(name("file/large"), ByteRange.of(2 * PART_BYTES - 7, 20))))
+                .isEqualTo(Arrays.copyOfRange(large, 2 * PART_BYTES - 7, 2 * PART_BYTES + 13));
+    }
+
+    @Test
+    void putNew_fileContentUnderAnExistingName_refused_oldContentIntact() throws IOException {
+        byte[] first = bytes(100, 6);
+        await(store.putNew(name("file/taken"), ObjectContent.of(first)));
+        Path file = files.resolve("taken.spill");
+        Files.write(file, bytes(200, 7));
+
+        NereusException e = failure(store.putNew(name("file/taken"), ObjectContent.ofFile(file, 200)));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_EXISTS);
+        assertThat(await(store.get(name("file/taken"), ByteRange.of(0, 100)))).isEqualTo(first);
     }
 
     // ------------------------------------------------------------------------------------ bad arguments

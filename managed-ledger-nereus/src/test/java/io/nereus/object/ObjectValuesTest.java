@@ -99,6 +99,19 @@ class ObjectValuesTest {
     }
 
     @Test
+    void objectContent_ofAFile_isItsLengthAndNamesTheFile_notInMemory() {
+        ObjectContent c = ObjectContent.ofFile(java.nio.file.Path.of("spill.object"), 1234);
+
+        assertThat(c.length()).isEqualTo(1234);
+        assertThat(c.file()).contains(java.nio.file.Path.of("spill.object"));
+        assertThat(ObjectContent.of(new byte[1]).file()).isEmpty();
+        assertThatThrownBy(c::buffers).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> ObjectContent.ofFile(java.nio.file.Path.of("x"), -1))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ObjectContent.ofFile(null, 1)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
     void s3Config_validatesEveryField() {
         Optional<URI> local = Optional.of(URI.create("http://127.0.0.1:9000"));
         long part = ObjectStoreConfig.S3.DEFAULT_PART_BYTES;

@@ -38,6 +38,18 @@ public final class SimObjectStore implements ObjectStore {
                     new NereusException(ErrorCode.OBJECT_EXISTS, Map.of("object", name.value())));
         }
         byte[] bytes = new byte[(int) content.length()];
+        if (content.file().isPresent()) {
+            try (java.io.InputStream in = java.nio.file.Files.newInputStream(content.file().get())) {
+                if (in.readNBytes(bytes, 0, bytes.length) < bytes.length) {
+                    throw new java.io.IOException("content file shorter than its length");
+                }
+            } catch (java.io.IOException e) {
+                return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED,
+                        Map.of("object", name.value())));
+            }
+            objects.put(name.value(), new Stored(bytes, clock.instant()));
+            return CompletableFuture.completedFuture(new StoredObject(name, bytes.length, "v1"));
+        }
         int at = 0;
         for (ByteBuffer b : content.buffers()) {
             int n = b.remaining();
