@@ -39,26 +39,26 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CompletionException;
 import org.apache.bookkeeper.client.SimBookKeeper;
 
 /**
  * One seeded run of the engine (streams, WAL writer, commit pipeline, resolver, generation-0 repair, materializer,
  * collector, cursor persistence) over simulated bookies ({@link SimBookKeeper.Bookies}) and an in-memory EmbeddedFdb
- * with injected commit faults, on a {@link MutableClock}. Every step is one operation, one fault or one crash, drawn
- * from the seed; the step's futures are awaited (the engine is run to quiescence for that step) before the
- * invariants are checked against the model this class keeps of what was acknowledged. See {@link SimulationTest} for
- * what is and is not deterministic.
+ * with injected commit faults, all on one {@link SimLoop} on simulated time. Every step is one operation, one fault or
+ * one crash, drawn from the seed; the loop runs until the step's futures are done before the invariants are checked
+ * against the model this class keeps of what was acknowledged. The run keeps a {@link Trace} of what it saw. See
+ * {@link SimulationTest} for what is deterministic.
  */
 final class Simulation {
     static final int STREAMS = 4;
-    private static final long AWAIT_SECONDS = 60;
+    /** The simulated time one wait may take before the step counts as one that can never finish. */
+    private static final Duration AWAIT_LIMIT = Duration.ofMinutes(10);
 
-    /** The figures of a run. */
+    /** The figures of a run; {@code trace} is the hash of everything it saw (equal for two runs of one seed). */
     record Result(long seed, long steps, long appendsAcked, long appendsFailed, long reads, long crashes,
-            long fences, long faults, long zombieAppendsRefused, Duration elapsed, Duration processCpu) {
+            long fences, long faults, long zombieAppendsRefused, long tasks, Duration simulatedTime, long trace,
+            Duration elapsed, Duration processCpu) {
     }
 
     /** An invariant broke: names the seed and the step so that the run can be replayed. */
@@ -71,6 +71,10 @@ final class Simulation {
     private final long seed;
     private final Random random;
     private final SimClock clock = new SimClock();
+    private final SimLoop loop = new SimLoop(clock);
+    /** The engine's randomness (reply delays, backoff jitter, object names), apart from the steps' draws. */
+    private final Random engineRandom;
+    private final Trace trace = new Trace();
     private final SimBookKeeper.Bookies bookies = new SimBookKeeper.Bookies();
     private final EmbeddedFdb fdb;
     private final ObjectStore objects;
@@ -92,7 +96,9 @@ final class Simulation {
     Simulation(long seed) {
         this.seed = seed;
         this.random = new Random(seed);
-        this.fdb = EmbeddedFdb.builder().clock(clock).executor(Runnable::run).build();
+        this.engineRandom = new Random(~seed);
+        this.fdb = EmbeddedFdb.builder().clock(clock).executor(loop.lane("fdb"))
+                .timer(loop.lane("fdb-timer"), clock::nanos).jitter(engineRandom::nextDouble).build();
         this.objects = new SimObjectStore(clock);
         WalConfig wal = WalConfig.defaults().withQuorums(1, 1, 1).withSlice(16 * 1024, Duration.ofMinutes(5))
                 .withRecovery(Duration.ofSeconds(30), Duration.ofHours(1));
@@ -102,7 +108,7 @@ final class Simulation {
                 .withCollector(new CollectorConfig(Duration.ofHours(1), Duration.ofSeconds(10),
                         Duration.ofSeconds(20)));
         for (int i = 0; i < STREAMS; i++) {
-            models[i] = new Model("sim-stream-" + i);
+            models[i] = new Model("sim-stream-" + i, i);
         }
     }
 
@@ -117,6 +123,10 @@ final class Simulation {
             }
             bookies.setDown(false);
             checkEverything();
+            for (Model m : models) {
+                trace.add(m.seenTrim, m.seenEnd, m.cursorMarkDelete, m.acked.size());
+            }
+            trace.add(loop.tasksRun(), clock.nanos());
         } finally {
             if (zombie != null) {
                 zombie.crash();
@@ -128,6 +138,7 @@ final class Simulation {
             fdb.close();
         }
         return new Result(seed, steps, appendsAcked, appendsFailed, reads, crashes, fences, faults, zombieRefused,
+                loop.tasksRun(), Duration.ofNanos(clock.nanos()), trace.value(),
                 Duration.ofNanos(System.nanoTime() - started), Duration.ofNanos(processCpuNanos() - cpuBefore));
     }
 
@@ -169,19 +180,24 @@ final class Simulation {
         } else if (roll < 740) {
             cursor(models[random.nextInt(STREAMS)]);
         } else if (roll < 780) {
-            fdb.injectCommitFaults(CommitFault.values()[random.nextInt(CommitFault.values().length)],
-                    1 + random.nextInt(2));
+            CommitFault fault = CommitFault.values()[random.nextInt(CommitFault.values().length)];
+            int count = 1 + random.nextInt(2);
+            fdb.injectCommitFaults(fault, count);
+            trace.add(1, fault.ordinal(), count);
             faults++;
         } else if (roll < 800) {
-            bookies.injectAddFaults(SimBookKeeper.AddFault.values()[random.nextInt(3)], 1);
+            SimBookKeeper.AddFault fault = SimBookKeeper.AddFault.values()[random.nextInt(3)];
+            bookies.injectAddFaults(fault, 1);
+            trace.add(2, fault.ordinal());
             faults++;
         } else if (roll < 810) {
             bookies.setDown(!bookies.isDown() && random.nextInt(3) == 0);
+            trace.add(3, bookies.isDown() ? 1 : 0);
             faults++;
         } else if (roll < 830) {
             settle(broker.storage.rollWalSlice());
         } else if (roll < 860) {
-            clock.advance(Duration.ofMillis(random.nextInt(20_000)));
+            loop.advance(Duration.ofMillis(random.nextInt(20_000)));
         } else if (roll < 870) {
             settle(broker.storage.recoverAbandonedSlices());
         } else if (roll < 885) {
@@ -249,13 +265,18 @@ final class Simulation {
     }
 
     private void finish(Pending p) {
-        Outcome<OffsetRange> o = outcome(p.done);
+        finish(p, outcome(p.done));
+    }
+
+    private void finish(Pending p, Outcome<OffsetRange> o) {
         if (o.value == null) {
+            trace.add(4, o.error instanceof NereusException n ? n.code().ordinal() : -1);
             appendsFailed++;
             return;
         }
         OffsetRange r = o.value;
         Model m = p.model;
+        trace.add(5, m.index, r.start(), r.end());
         if (r.end() - r.start() != p.payloads.size()) {
             fail("append acknowledged " + r + " for " + p.payloads.size() + " entries of " + m.name);
         }
@@ -264,6 +285,7 @@ final class Simulation {
             byte[] payload = p.payloads.get(i);
             m.observe(this, offset, payload);
             m.acked.put(offset, payload);
+            trace.add(payload);
         }
         m.ackedEnd = Math.max(m.ackedEnd, r.end());
         appendsAcked++;
@@ -392,19 +414,36 @@ final class Simulation {
         checkCursor(m);
     }
 
+    /**
+     * The broker dies at an arbitrary point of the work in flight: appends handed to the WAL, and sometimes a slice
+     * roll, a materializer or a collector pass, run for a number of tasks drawn from the seed, then the process is
+     * killed. What was acknowledged before it died must survive; the rest may or may not have been stored.
+     */
     private void crash() {
         List<Pending> inFlight = burst(true);
+        switch (random.nextInt(4)) {
+            case 0 -> broker.storage.rollWalSlice();
+            case 1 -> broker.storage.materializeSealedSlices();
+            case 2 -> broker.storage.collectGarbage();
+            default -> { }
+        }
+        int tasks = random.nextInt(400);
+        loop.runTasks(tasks, Duration.ofMillis(50));
+        trace.add(6, tasks, loop.tasksRun());
         Broker dead = broker;
         dead.crash();
         for (Pending p : inFlight) {
-            finish(p); // acknowledged before the crash or not: either is allowed
+            // acknowledged before the crash or not: either is allowed
+            if (p.done.isDone()) {
+                finish(p, outcome(p.done));
+            }
         }
         if (zombie != null) {
             zombie.crash();
             zombie = null;
         }
         crashes++;
-        clock.advance(Duration.ofSeconds(random.nextInt(60)));
+        loop.advance(Duration.ofSeconds(random.nextInt(60)));
         broker = start(random.nextBoolean() ? dead.writerId : "broker-" + (++incarnations));
         checkEverything();
     }
@@ -550,14 +589,39 @@ final class Simulation {
         throw new Violation(seed, step, what);
     }
 
+    /** A 64-bit hash of what a run saw, in order: acknowledged ranges and payloads, failures, faults, crash points. */
+    static final class Trace {
+        private long h = 0x6a09e667f3bcc908L;
+
+        void add(long... values) {
+            for (long v : values) {
+                h = Long.rotateLeft((h ^ v) * 0x9e3779b97f4a7c15L, 31) * 0xbf58476d1ce4e5b9L;
+            }
+        }
+
+        void add(byte[] bytes) {
+            add(bytes.length, Arrays.hashCode(bytes));
+        }
+
+        long value() {
+            return h;
+        }
+    }
+
     // ---------------------------------------------------------------- processes
 
     private Broker start(String writerId) {
+        SimLoop.Process process = loop.process(writerId, engineRandom);
         KillableDatabase db = new KillableDatabase(fdb);
-        MetadataStore metadata = await(MetadataStore.open(db.database(), keyspace, fdb.getExecutor()));
-        SimBookKeeper bk = new SimBookKeeper(bookies);
-        StreamStorage storage = StreamStorage.create(config, bk, metadata, objects, writerId, clock, WalObserver.NONE);
-        Broker b = new Broker(writerId, db, bk, metadata, storage);
+        Outcome<MetadataStore> opened = outcome(MetadataStore.open(db.database(), keyspace, process.lane("metadata")));
+        if (opened.value == null) {
+            fail("metadata store did not open: " + opened.error);
+        }
+        MetadataStore metadata = opened.value;
+        SimBookKeeper bk = new SimBookKeeper(bookies, process.lane("bookkeeper"), clock::nanos, engineRandom);
+        StreamStorage storage = StreamStorage.create(config, bk, metadata, objects, writerId, clock, WalObserver.NONE,
+                process);
+        Broker b = new Broker(writerId, process, db, bk, metadata, storage);
         for (Model m : models) {
             b.acquire(m);
         }
@@ -567,6 +631,7 @@ final class Simulation {
     /** One simulated broker process: its clients of the bookies and of the metadata, its storage, its handles. */
     private final class Broker {
         final String writerId;
+        final SimLoop.Process process;
         final KillableDatabase db;
         final SimBookKeeper bk;
         final MetadataStore metadata;
@@ -574,8 +639,10 @@ final class Simulation {
         final Map<String, NereusStream> handles = new HashMap<>();
         final Map<String, Long> epochs = new HashMap<>();
 
-        Broker(String writerId, KillableDatabase db, SimBookKeeper bk, MetadataStore metadata, StreamStorage storage) {
+        Broker(String writerId, SimLoop.Process process, KillableDatabase db, SimBookKeeper bk, MetadataStore metadata,
+                StreamStorage storage) {
             this.writerId = writerId;
+            this.process = process;
             this.db = db;
             this.bk = bk;
             this.metadata = metadata;
@@ -622,17 +689,21 @@ final class Simulation {
             return epochs.containsKey(m.name) ? handles.get(m.name) : null;
         }
 
-        /** The process dies: its clients make no more requests; its threads are stopped. */
+        /**
+         * The process dies: its clients make no more requests, and nothing of it runs again (what its lanes had
+         * queued is dropped, replies to it included).
+         */
         void crash() {
             bk.crash();
             db.kill();
-            outcome(storage.closeAsync());
+            process.kill();
         }
     }
 
     /** The model of one stream: what was acknowledged to the caller and what reads have shown. */
     static final class Model {
         final String name;
+        final int index;
         StreamId id;
         final TreeMap<Long, byte[]> acked = new TreeMap<>();
         final HashMap<Long, byte[]> seen = new HashMap<>();
@@ -645,8 +716,9 @@ final class Simulation {
         List<OffsetRange> cursorRanges = new ArrayList<>();
         private long sequence;
 
-        Model(String name) {
+        Model(String name, int index) {
             this.name = name;
+            this.index = index;
         }
 
         byte[] newPayload(Random random, boolean zombie) {
@@ -696,30 +768,30 @@ final class Simulation {
     private record Outcome<T>(T value, Throwable error) {
     }
 
-    /** Waits for {@code f} (the step runs to its end); a hang past the bound is a liveness violation. */
+    /**
+     * Runs the loop until {@code f} is done (the step runs to its end); a step that can never finish is a liveness
+     * violation, and so is a task that threw meanwhile.
+     */
     private <T> Outcome<T> outcome(CompletableFuture<T> f) {
         try {
-            return new Outcome<>(f.get(AWAIT_SECONDS, TimeUnit.SECONDS), null);
-        } catch (ExecutionException e) {
+            loop.runUntil(f, AWAIT_LIMIT);
+        } catch (SimLoop.Stuck e) {
+            fail("a step can never finish: " + e.getMessage());
+        }
+        Throwable uncaught = loop.takeUncaught();
+        if (uncaught != null) {
+            Violation v = new Violation(seed, step, "an engine task threw: " + uncaught.getCause());
+            v.initCause(uncaught);
+            throw v;
+        }
+        try {
+            return new Outcome<>(f.join(), null);
+        } catch (CompletionException | java.util.concurrent.CancellationException e) {
             return new Outcome<>(null, Failures.unwrap(e));
-        } catch (TimeoutException e) {
-            fail("an operation did not complete within " + AWAIT_SECONDS + " s");
-            return null;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
     }
 
     private <T> void settle(CompletableFuture<T> f) {
         outcome(f);
-    }
-
-    private static <T> T await(CompletableFuture<T> f) {
-        try {
-            return f.get(AWAIT_SECONDS, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -10,7 +10,12 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.apache.bookkeeper.client.api.LastConfirmedAndEntry;
 import org.apache.bookkeeper.client.api.LedgerEntries;
 import org.apache.bookkeeper.client.api.LedgerEntry;
@@ -29,9 +34,12 @@ import org.apache.bookkeeper.versioning.Versioned;
 /**
  * A BookKeeper client over simulated, in-memory bookies ({@link Bookies}) for the deterministic simulation: the
  * calls the WAL makes ({@code asyncCreateLedger}, the open and delete builders, {@code WriteHandle.appendAsync},
- * {@code ReadHandle.readUnconfirmedAsync}/{@code readLastAddConfirmedAsync}, closing) complete on the calling thread,
- * with the faults the simulation armed on the bookies. One client per simulated broker process;
- * {@link #crash} makes every later call of it and of its handles fail, as a dead process makes no more requests.
+ * {@code ReadHandle.readUnconfirmedAsync}/{@code readLastAddConfirmedAsync}, closing) take effect on the bookies when
+ * they are made, with the faults the simulation armed, and their replies reach the client later: on the client's
+ * {@code replies} executor after a delay drawn from the client's seeded random (up to {@link #MAX_REPLY_MICROS}; a
+ * timed-out add's after {@link #TIMEOUT_MILLIS}), the adds of one handle in the order they were made, as
+ * BookKeeper completes them. One client per simulated broker process; {@link #crash} makes every later call of it
+ * and of its handles fail, as a dead process makes no more requests.
  *
  * <p>It lives in BookKeeper's package because {@link LedgerHandle}'s constructor and {@link BookKeeper}'s no-argument
  * constructor are package-private (as Pulsar's {@code PulsarMockBookKeeper} does). Ledger metadata writes
@@ -183,12 +191,62 @@ public final class SimBookKeeper extends BookKeeper {
         }
     }
 
+    /** Longest delay of a reply, in microseconds. */
+    public static final int MAX_REPLY_MICROS = 2_000;
+    /** How long a timed-out add takes to fail: about BookKeeper's add timeout. */
+    public static final int TIMEOUT_MILLIS = 3_000;
+
     private final Bookies bookies;
+    private final ScheduledExecutorService replies;
+    private final LongSupplier nanoTime;
+    private final Random random;
     private volatile boolean crashed;
 
-    public SimBookKeeper(Bookies bookies) {
+    /**
+     * A client of {@code bookies} whose replies run on {@code replies} after delays drawn from {@code random};
+     * {@code nanoTime} is the time of {@code replies}.
+     */
+    public SimBookKeeper(Bookies bookies, ScheduledExecutorService replies, LongSupplier nanoTime, Random random) {
         super();
         this.bookies = bookies;
+        this.replies = replies;
+        this.nanoTime = nanoTime;
+        this.random = random;
+    }
+
+    /**
+     * Does {@code op} on the bookies now and completes the returned future with its outcome later, on the replies
+     * executor; after the reply of {@code order} (a write handle whose adds complete in order), when given.
+     */
+    private <T> CompletableFuture<T> reply(WriteLedgerHandle order, long delayNanos, Callable<T> op) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        T value = null;
+        Throwable error = null;
+        try {
+            value = op.call();
+        } catch (Exception e) {
+            error = e;
+        }
+        long now = nanoTime.getAsLong();
+        long due = now + delayNanos + TimeUnit.MICROSECONDS.toNanos(random.nextInt(MAX_REPLY_MICROS));
+        if (order != null) {
+            due = Math.max(due, order.lastReplyDue);
+            order.lastReplyDue = due;
+        }
+        T v = value;
+        Throwable e = error;
+        replies.schedule(() -> {
+            if (e != null) {
+                f.completeExceptionally(e);
+            } else {
+                f.complete(v);
+            }
+        }, due - now, TimeUnit.NANOSECONDS);
+        return f;
+    }
+
+    private <T> CompletableFuture<T> reply(Callable<T> op) {
+        return reply(null, 0, op);
     }
 
     /** This client's process died: every later call of it or its handles fails. */
@@ -210,15 +268,17 @@ public final class SimBookKeeper extends BookKeeper {
     @Override
     public void asyncCreateLedger(int ensSize, int writeQuorumSize, int ackQuorumSize, DigestType digestType,
             byte[] passwd, AsyncCallback.CreateCallback cb, Object ctx, Map<String, byte[]> customMetadata) {
-        try {
+        reply(() -> {
             alive();
-            Ledger l = bookies.create(passwd, customMetadata);
-            cb.createComplete(BKException.Code.OK, new WriteLedgerHandle(this, l), ctx);
-        } catch (BKException e) {
-            cb.createComplete(e.getCode(), null, ctx);
-        } catch (GeneralSecurityException e) {
-            cb.createComplete(BKException.Code.UnexpectedConditionException, null, ctx);
-        }
+            return new WriteLedgerHandle(this, bookies.create(passwd, customMetadata));
+        }).whenComplete((handle, error) -> {
+            if (error == null) {
+                cb.createComplete(BKException.Code.OK, handle, ctx);
+            } else {
+                cb.createComplete(error instanceof BKException e ? e.getCode()
+                        : BKException.Code.UnexpectedConditionException, null, ctx);
+            }
+        });
     }
 
     @Override
@@ -251,13 +311,10 @@ public final class SimBookKeeper extends BookKeeper {
 
             @Override
             public CompletableFuture<ReadHandle> execute() {
-                try {
+                return reply(() -> {
                     alive();
-                    Ledger l = recovery ? bookies.recover(id) : bookies.get(id);
-                    return CompletableFuture.completedFuture(new SimReadHandle(l));
-                } catch (BKException e) {
-                    return CompletableFuture.failedFuture(e);
-                }
+                    return new SimReadHandle(recovery ? bookies.recover(id) : bookies.get(id));
+                });
             }
         };
     }
@@ -275,28 +332,24 @@ public final class SimBookKeeper extends BookKeeper {
 
             @Override
             public CompletableFuture<Void> execute() {
-                try {
+                return reply(() -> {
                     alive();
                     bookies.delete(id);
-                    return CompletableFuture.completedFuture(null);
-                } catch (BKException e) {
-                    return CompletableFuture.failedFuture(e);
-                }
+                    return null;
+                });
             }
         };
     }
 
     @Override
     public CompletableFuture<LedgerMetadata> getLedgerMetadata(long ledgerId) {
-        try {
+        return reply(() -> {
             alive();
             Ledger l = bookies.get(ledgerId);
             synchronized (bookies) {
-                return CompletableFuture.completedFuture(metadata(l, l.closed, l.entries.size() - 1));
+                return metadata(l, l.closed, l.entries.size() - 1);
             }
-        } catch (BKException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        });
     }
 
     @Override
@@ -327,6 +380,8 @@ public final class SimBookKeeper extends BookKeeper {
     final class WriteLedgerHandle extends LedgerHandle {
         private final Ledger ledger;
         boolean broken;
+        /** When the last reply to this handle's adds is due: replies keep the order of the adds. */
+        long lastReplyDue;
 
         WriteLedgerHandle(SimBookKeeper bk, Ledger ledger) throws GeneralSecurityException {
             super(bk.getClientCtx(), ledger.id, new Versioned<>(metadata(ledger, false, -1), new LongVersion(0)),
@@ -336,26 +391,35 @@ public final class SimBookKeeper extends BookKeeper {
 
         @Override
         public CompletableFuture<Long> appendAsync(ByteBuf data) {
+            byte[] bytes = new byte[data.readableBytes()];
+            data.getBytes(data.readerIndex(), bytes);
+            data.release();
+            Long entryId = null;
+            BKException error = null;
             try {
-                byte[] bytes = new byte[data.readableBytes()];
-                data.getBytes(data.readerIndex(), bytes);
-                data.release();
                 alive();
-                return CompletableFuture.completedFuture(bookies.add(ledger, this, bytes));
+                entryId = bookies.add(ledger, this, bytes);
             } catch (BKException e) {
-                return CompletableFuture.failedFuture(e);
+                error = e;
             }
+            boolean timedOut = error != null && error.getCode() == BKException.Code.AddEntryQuorumTimeoutException;
+            Long id = entryId;
+            BKException e = error;
+            return reply(this, timedOut ? TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MILLIS) : 0, () -> {
+                if (e != null) {
+                    throw e;
+                }
+                return id;
+            });
         }
 
         @Override
         public CompletableFuture<Void> closeAsync() {
-            try {
+            return reply(this, 0, () -> {
                 alive();
                 bookies.close(ledger);
-                return CompletableFuture.completedFuture(null);
-            } catch (BKException e) {
-                return CompletableFuture.failedFuture(e);
-            }
+                return null;
+            });
         }
 
         @Override
@@ -399,25 +463,21 @@ public final class SimBookKeeper extends BookKeeper {
 
         @Override
         public CompletableFuture<LedgerEntries> readUnconfirmedAsync(long first, long last) {
-            try {
+            return reply(() -> {
                 alive();
-                return CompletableFuture.completedFuture(entries(ledger.id, first, bookies.read(ledger, first, last)));
-            } catch (BKException e) {
-                return CompletableFuture.failedFuture(e);
-            }
+                return entries(ledger.id, first, bookies.read(ledger, first, last));
+            });
         }
 
         @Override
         public CompletableFuture<Long> readLastAddConfirmedAsync() {
-            try {
+            return reply(() -> {
                 alive();
                 if (bookies.isDown()) {
                     throw BKException.create(BKException.Code.BookieHandleNotAvailableException);
                 }
-                return CompletableFuture.completedFuture(bookies.lastEntry(ledger));
-            } catch (BKException e) {
-                return CompletableFuture.failedFuture(e);
-            }
+                return bookies.lastEntry(ledger);
+            });
         }
 
         @Override
