@@ -2,12 +2,9 @@ package io.nereus.sim;
 
 import io.nereus.runtime.EngineRuntime;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -140,6 +137,7 @@ final class SimLoop {
         if (s.due > clock.nanos()) {
             clock.advanceTo(s.due);
         }
+        s.task.lane.queued--;
         if (!s.task.runnable()) {
             return;
         }
@@ -156,6 +154,7 @@ final class SimLoop {
 
     private void enqueue(Task<?> t) {
         confined();
+        t.lane.queued++;
         queue.add(new Slot(t.due, sequence++, t));
     }
 
@@ -173,7 +172,6 @@ final class SimLoop {
     final class Process implements EngineRuntime {
         private final String name;
         private final Random random;
-        private final List<Lane> lanes = new ArrayList<>();
         private boolean killed;
 
         private Process(String name, Random random) {
@@ -183,9 +181,7 @@ final class SimLoop {
 
         /** A lane of this process for work that is not the engine's own (its clients' callbacks). */
         Lane lane(String laneName) {
-            Lane l = new Lane(name + "/" + laneName, this);
-            lanes.add(l);
-            return l;
+            return new Lane(name + "/" + laneName, this);
         }
 
         @Override
@@ -206,9 +202,6 @@ final class SimLoop {
         /** The process dies: nothing queued on its lanes runs, nothing submitted to them later either. */
         void kill() {
             killed = true;
-            for (Lane l : lanes) {
-                l.pending.clear();
-            }
         }
     }
 
@@ -220,7 +213,10 @@ final class SimLoop {
     final class Lane extends AbstractExecutorService implements ScheduledExecutorService {
         private final String name;
         private final Process process;
-        private final Set<Task<?>> pending = new HashSet<>();
+        /** Tasks of this lane in the loop's queue (cancelled ones until they are taken out). */
+        private int queued;
+        /** Moves on at {@code shutdownNow}: tasks submitted before never run. */
+        private int epoch;
         private boolean shutdown;
 
         private Lane(String name, Process process) {
@@ -239,7 +235,6 @@ final class SimLoop {
             if (shutdown) {
                 throw new RejectedExecutionException(name + " is shut down");
             }
-            pending.add(t);
             enqueue(t);
             return t;
         }
@@ -284,13 +279,12 @@ final class SimLoop {
         @Override
         public void shutdown() {
             shutdown = true;
-            pending.removeIf(t -> t.period != 0);
         }
 
         @Override
         public List<Runnable> shutdownNow() {
             shutdown = true;
-            pending.clear();
+            epoch++;
             return List.of();
         }
 
@@ -301,7 +295,7 @@ final class SimLoop {
 
         @Override
         public boolean isTerminated() {
-            return shutdown && pending.isEmpty();
+            return shutdown && queued == 0;
         }
 
         @Override
@@ -320,6 +314,8 @@ final class SimLoop {
     /** A task submitted to a lane (a periodic one is the same task every time it runs). */
     private final class Task<V> implements ScheduledFuture<V> {
         private final Lane lane;
+        private final int epoch;
+        private boolean cancelled;
         private long due;
         /** 0: once; above 0: at a fixed rate; below 0: with a fixed delay. */
         private final long period;
@@ -329,19 +325,22 @@ final class SimLoop {
 
         private Task(Lane lane, long due, long period, Runnable runnable, Callable<V> callable) {
             this.lane = lane;
+            this.epoch = lane.epoch;
             this.due = due;
             this.period = period;
             this.runnable = runnable;
             this.callable = callable;
         }
 
-        /** Still meant to run: not cancelled, its lane not shut down now, its process alive. */
+        /**
+         * Still meant to run: not cancelled, its lane not shut down now since it was submitted (nor shut down at all
+         * for a periodic task), its process alive.
+         */
         boolean runnable() {
-            return lane.pending.contains(this) && !lane.dead();
+            return !cancelled && epoch == lane.epoch && !(period != 0 && lane.shutdown) && !lane.dead();
         }
 
         void run() {
-            lane.pending.remove(this);
             try {
                 if (callable != null) {
                     result.complete(callable.call());
@@ -359,18 +358,18 @@ final class SimLoop {
                 result.complete(null);
             } else if (!lane.shutdown) {
                 due = period > 0 ? due + period : clock.nanos() - period;
-                lane.pending.add(this);
                 enqueue(this);
             }
         }
 
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
-            boolean removed = lane.pending.remove(this);
-            if (removed) {
-                result.cancel(false);
+            if (cancelled || result.isDone()) {
+                return false;
             }
-            return removed;
+            cancelled = true;
+            result.cancel(false);
+            return true;
         }
 
         @Override

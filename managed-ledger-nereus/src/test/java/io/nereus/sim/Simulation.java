@@ -37,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -58,7 +59,7 @@ final class Simulation {
     /** The figures of a run; {@code trace} is the hash of everything it saw (equal for two runs of one seed). */
     record Result(long seed, long steps, long appendsAcked, long appendsFailed, long reads, long crashes,
             long fences, long faults, long zombieAppendsRefused, long tasks, Duration simulatedTime, long trace,
-            Duration elapsed, Duration processCpu) {
+            Duration elapsed, Duration cpu) {
     }
 
     /** An invariant broke: names the seed and the step so that the run can be replayed. */
@@ -115,7 +116,8 @@ final class Simulation {
     /** Runs {@code steps} steps, checking the invariants after each; throws {@link Violation} at the first break. */
     Result run(long steps) {
         long started = System.nanoTime();
-        long cpuBefore = processCpuNanos();
+        long cpuBefore = threadCpuNanos();
+        Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
         try {
             broker = start("broker-0");
             for (step = 1; step <= steps; step++) {
@@ -127,6 +129,12 @@ final class Simulation {
                 trace.add(m.seenTrim, m.seenEnd, m.cursorMarkDelete, m.acked.size());
             }
             trace.add(loop.tasksRun(), clock.nanos());
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (!threadsBefore.contains(t) && (t.getName().startsWith("nereus-")
+                        || t.getName().startsWith("embedded-fdb-"))) {
+                    fail("the run started thread " + t.getName() + ": a thread the runtime seam does not cover");
+                }
+            }
         } finally {
             if (zombie != null) {
                 zombie.crash();
@@ -139,10 +147,15 @@ final class Simulation {
         }
         return new Result(seed, steps, appendsAcked, appendsFailed, reads, crashes, fences, faults, zombieRefused,
                 loop.tasksRun(), Duration.ofNanos(clock.nanos()), trace.value(),
-                Duration.ofNanos(System.nanoTime() - started), Duration.ofNanos(processCpuNanos() - cpuBefore));
+                Duration.ofNanos(System.nanoTime() - started), Duration.ofNanos(threadCpuNanos() - cpuBefore));
     }
 
-    /** CPU time of the whole test JVM (every engine thread included): the cost of a run on a shared machine. */
+    /** CPU time of the calling thread, which runs the whole simulation (engine included). */
+    static long threadCpuNanos() {
+        return java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+    }
+
+    /** CPU time of the whole test JVM (the compiler's and collector's threads included). */
     static long processCpuNanos() {
         return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
                 instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() : 0;
