@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
  * The deterministic simulation of the engine (STYLE §19), in the default test run: {@link #DEFAULT_STEPS} steps
  * over each of {@link #DEFAULT_SEEDS} seeds (10^6 steps), one seed per core at a time. Long mode:
  * {@code -Dnereus.sim.steps=N} steps per seed, {@code -Dnereus.sim.seeds=K} seeds starting at
- * {@code -Dnereus.sim.seed=S} (default: seeds 1..K). A failing seed prints itself with the command that replays it;
- * pin it as a test below.
+ * {@code -Dnereus.sim.seed=S} (default: seeds 1..K); {@code -Dnereus.sim.logs=true} keeps the engine's logs (silenced
+ * otherwise). A failing seed prints itself with the command that replays it; pin it as a test below.
  *
  * <p><b>What a step is:</b> one operation (an append of 1-3 entries; a group of 2-6 appends handed to the WAL
  * together; a read; a trim; a cursor save; a slice roll; a materializer or collector pass; WAL slice recovery; a tail
@@ -64,7 +64,9 @@ class SimulationTest {
     @BeforeAll
     static void quietEngineLogs() {
         engineLevel = LogManager.getLogger("io.nereus").getLevel();
-        Configurator.setLevel("io.nereus", Level.OFF);
+        if (!Boolean.getBoolean("nereus.sim.logs")) {
+            Configurator.setLevel("io.nereus", Level.OFF);
+        }
     }
 
     @AfterAll
