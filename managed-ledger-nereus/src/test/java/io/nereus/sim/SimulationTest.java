@@ -27,9 +27,9 @@ import org.junit.jupiter.api.Test;
  * <p><b>What a step is:</b> one operation (an append of 1-3 entries; a group of 2-6 appends handed to the WAL
  * together; a read; a trim; a cursor save; a slice roll; a materializer or collector pass; WAL slice recovery; a tail
  * cache flush; a whole-stream check; an append by a fenced writer), one fault (EmbeddedFdb commit faults 1020, 1007,
- * 1021 applied and not applied; a BookKeeper add that fails, or times out stored or not stored; every bookie gone or
- * back; simulated time moving on up to 20 s, with every timer due meanwhile firing) or one crash or ownership
- * transfer.
+ * 1021 applied and not applied; a BookKeeper add that fails, or times out stored or not stored, or reaches the
+ * bookies torn so that the WAL must salvage its slice; every bookie gone or back; simulated time moving on up to 20 s,
+ * with every timer due meanwhile firing) or one crash or ownership transfer.
  *
  * <p><b>What is deterministic: everything.</b> The steps, faults, payloads and crash points are drawn from the seed;
  * the engine's randomness (reply delays of the simulated bookies, EmbeddedFdb's backoff jitter, the unique part of
