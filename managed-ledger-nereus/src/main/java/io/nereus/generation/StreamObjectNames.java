@@ -8,8 +8,8 @@ import java.util.Optional;
 
 /**
  * The names of stream objects: {@code streams/<sid>/<viewCode>/<start>-<end>-<random>}. A name is never used twice
- * (its unique part, from {@link io.nereus.runtime.EngineRuntime#uniqueId}), and carries what the garbage collector needs to find the records that may name the object
- * without reading it: stream, view and end offset.
+ * (its random part comes from {@link io.nereus.runtime.EngineRuntime#uniqueId}), and carries what the garbage
+ * collector needs to find the records that may name the object without reading it: stream, view and end offset.
  */
 final class StreamObjectNames {
     /** The prefix of every stream object's name. */
