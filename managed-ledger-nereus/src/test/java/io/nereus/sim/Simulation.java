@@ -17,7 +17,6 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
-import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WriteOutcome;
 import io.nereus.object.ObjectStore;
 import io.nereus.stream.BoundaryMode;
@@ -28,10 +27,8 @@ import io.nereus.stream.StreamStorage;
 import io.nereus.object.SimObjectStore;
 import io.nereus.wal.WalConfig;
 import io.nereus.wal.WalObserver;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -611,25 +608,6 @@ final class Simulation {
         throw new Violation(seed, step, what);
     }
 
-    /** A 64-bit hash of what a run saw, in order: acknowledged ranges and payloads, failures, faults, crash points. */
-    static final class Trace {
-        private long h = 0x6a09e667f3bcc908L;
-
-        void add(long... values) {
-            for (long v : values) {
-                h = Long.rotateLeft((h ^ v) * 0x9e3779b97f4a7c15L, 31) * 0xbf58476d1ce4e5b9L;
-            }
-        }
-
-        void add(byte[] bytes) {
-            add(bytes.length, Arrays.hashCode(bytes));
-        }
-
-        long value() {
-            return h;
-        }
-    }
-
     // ---------------------------------------------------------------- processes
 
     private Broker start(String writerId) {
@@ -719,69 +697,6 @@ final class Simulation {
             bk.crash();
             db.kill();
             process.kill();
-        }
-    }
-
-    /** The model of one stream: what was acknowledged to the caller and what reads have shown. */
-    static final class Model {
-        final String name;
-        final int index;
-        StreamId id;
-        final TreeMap<Long, byte[]> acked = new TreeMap<>();
-        final HashMap<Long, byte[]> seen = new HashMap<>();
-        final HashMap<String, byte[]> submitted = new HashMap<>();
-        long ackedEnd;
-        long seenEnd;
-        long seenTrim;
-        long trim;
-        long cursorMarkDelete;
-        List<OffsetRange> cursorRanges = new ArrayList<>();
-        private long sequence;
-
-        Model(String name, int index) {
-            this.name = name;
-            this.index = index;
-        }
-
-        byte[] newPayload(Random random, boolean zombie) {
-            String tag = (zombie ? "Z" : "P") + (sequence++);
-            byte[] head = (tag + "|").getBytes(StandardCharsets.US_ASCII);
-            byte[] payload = Arrays.copyOf(head, head.length + random.nextInt(48));
-            for (int i = head.length; i < payload.length; i++) {
-                payload[i] = (byte) random.nextInt(256);
-            }
-            submitted.put(tag, payload);
-            return payload;
-        }
-
-        /** Offset {@code offset} holds {@code payload}: it must be what was submitted and never change. */
-        void observe(Simulation sim, long offset, byte[] payload) {
-            byte[] acknowledged = acked.get(offset);
-            if (acknowledged != null && !Arrays.equals(acknowledged, payload)) {
-                sim.fail(name + " offset " + offset + " acknowledged with " + tag(acknowledged) + " reads "
-                        + tag(payload));
-            }
-            byte[] before = seen.putIfAbsent(offset, payload);
-            if (before != null && !Arrays.equals(before, payload)) {
-                sim.fail(name + " offset " + offset + " resolved to two payloads: " + tag(before) + " and "
-                        + tag(payload));
-            }
-            String tag = tag(payload);
-            byte[] sent = submitted.get(tag);
-            if (sent == null || !Arrays.equals(sent, payload)) {
-                sim.fail(name + " offset " + offset + " holds a payload never submitted (" + tag + ")");
-            }
-            if (tag.startsWith("Z")) {
-                sim.fail(name + " offset " + offset + " holds a fenced writer's payload " + tag);
-            }
-        }
-
-        static String tag(byte[] payload) {
-            int bar = 0;
-            while (bar < payload.length && payload[bar] != '|') {
-                bar++;
-            }
-            return new String(payload, 0, bar, StandardCharsets.US_ASCII);
         }
     }
 
