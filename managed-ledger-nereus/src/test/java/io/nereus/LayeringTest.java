@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class LayeringTest {
     private static final String[] CORE = {"io.nereus.stream..", "io.nereus.wal..", "io.nereus.generation..",
-        "io.nereus.object..", "io.nereus.kafka.."};
+        "io.nereus.object..", "io.nereus.kafka..", "io.nereus.runtime.."};
     private static final String[] METADATA = {"io.nereus.metadata..", "io.nereus.fdb.."};
 
     private static JavaClasses classes;

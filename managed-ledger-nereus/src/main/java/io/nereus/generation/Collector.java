@@ -24,6 +24,7 @@ import io.nereus.metadata.WalWriterLease;
 import io.nereus.object.ObjectInfo;
 import io.nereus.object.ObjectName;
 import io.nereus.object.ObjectStore;
+import io.nereus.runtime.EngineRuntime;
 import io.nereus.wal.WalLedgers;
 import io.nereus.wal.WalReader;
 import java.time.Clock;
@@ -38,7 +39,6 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -78,7 +78,8 @@ import org.slf4j.LoggerFactory;
  * (of this instance or another) finishes, and no step deletes a ledger or object a record of the lookup or
  * FALLBACK space still names. A failed step is logged and counted and the pass goes on. The waits are measured
  * from when this instance first saw the state, in memory: they only ever get longer. State is confined to the
- * collector's thread; the public methods may be called from any thread.
+ * collector's thread ({@code nereus-collector-<writerId>}, a scheduler of the {@link EngineRuntime} it is given); the
+ * public methods may be called from any thread.
  */
 public final class Collector implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Collector.class);
@@ -117,7 +118,7 @@ public final class Collector implements AutoCloseable {
     private volatile Optional<MetadataCensus> census = Optional.empty();
 
     public Collector(CollectorConfig config, WalSliceStore slices, CollectionStore collection, CatalogStore catalog,
-            BookKeeper bk, WalReader wal, ObjectStore objects, String writerId, Clock clock) {
+            BookKeeper bk, WalReader wal, ObjectStore objects, String writerId, Clock clock, EngineRuntime runtime) {
         this.config = config;
         this.slices = slices;
         this.collection = collection;
@@ -127,11 +128,7 @@ public final class Collector implements AutoCloseable {
         this.objects = objects;
         this.writerId = writerId;
         this.clock = clock;
-        this.exec = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "nereus-collector-" + writerId);
-            t.setDaemon(true);
-            return t;
-        });
+        this.exec = runtime.scheduler("nereus-collector-" + writerId);
     }
 
     /** Starts the passes, the first one interval from now. */

@@ -29,6 +29,7 @@ import io.nereus.object.ObjectStore;
 import io.nereus.object.StoredObject;
 import io.nereus.object.StreamObjectReader;
 import io.nereus.object.StreamObjectWriter;
+import io.nereus.runtime.EngineRuntime;
 import io.nereus.wal.FetchedBatch;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalReader;
@@ -48,7 +49,6 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -88,7 +88,8 @@ import org.slf4j.LoggerFactory;
  * reads from WAL slices and the bytes it writes as objects are each paced to {@link MaterializerConfig#maxBytesPerSecond}
  * (reads too: a slice read in several waves is read several times, and unpaced reads at the bookie's full speed
  * slowed appends' journal writes). State is confined to the
- * materializer's own thread; the public methods may be called from any thread.
+ * materializer's own thread ({@code nereus-materializer-<writerId>}, a scheduler of the {@link EngineRuntime} it is
+ * given); the public methods may be called from any thread.
  */
 public final class Materializer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Materializer.class);
@@ -120,6 +121,7 @@ public final class Materializer implements AutoCloseable {
     private final Consumer<StreamId> published;
     /** Longest time from writing an object to publishing it; past it the object is left to garbage collection. */
     private final Duration maxPublishDelay;
+    private final EngineRuntime runtime;
     private final ScheduledExecutorService exec;
     /** Bytes read from WAL slices, paced; used on exec only. */
     private final BandwidthPacer walReads;
@@ -147,7 +149,7 @@ public final class Materializer implements AutoCloseable {
 
     public Materializer(MaterializerConfig config, WalSliceStore slices, GenerationIndexStore index,
             StreamCommitStore streams, WalReader wal, WalWriter writer, TargetReader objectReader, ObjectStore objects,
-            String writerId, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published) {
+            String writerId, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published, EngineRuntime runtime) {
         this.config = config;
         this.maxPublishDelay = maxPublishDelay;
         this.published = published;
@@ -161,11 +163,8 @@ public final class Materializer implements AutoCloseable {
         this.writerId = writerId;
         this.clock = clock;
         this.encoder = new StreamObjectWriter(config.blockBytes());
-        this.exec = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "nereus-materializer-" + writerId);
-            t.setDaemon(true);
-            return t;
-        });
+        this.runtime = runtime;
+        this.exec = runtime.scheduler("nereus-materializer-" + writerId);
         this.walReads = new BandwidthPacer(config.maxBytesPerSecond(), PACER_BURST_MILLIS, clock, exec);
         this.objectWrites = new BandwidthPacer(config.maxBytesPerSecond(), PACER_BURST_MILLIS, clock, exec);
     }
@@ -695,7 +694,8 @@ public final class Materializer implements AutoCloseable {
             return CompletableFuture.completedFuture(true);
         }
         StreamObjectWriter.Encoded encoded = encoder.encode(b.stream, ReadView.COMMITTED, b.entries);
-        ObjectName name = StreamObjectNames.newName(b.stream, ReadView.COMMITTED, encoded.range());
+        ObjectName name = StreamObjectNames.newName(b.stream, ReadView.COMMITTED, encoded.range(),
+                runtime.uniqueId());
         long started = clock.millis();
         long[] phases = new long[3]; // when the put, the verification and the publication ended
         return objects.putNew(name, ObjectContent.of(encoded.bytes()))

@@ -5,12 +5,11 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamId;
 import io.nereus.object.ObjectName;
 import java.util.Optional;
-import java.util.UUID;
 
 /**
  * The names of stream objects: {@code streams/<sid>/<viewCode>/<start>-<end>-<random>}. A name is never used twice
- * (the random part), and carries what the garbage collector needs to find the records that may name the object
- * without reading it: stream, view and end offset.
+ * (its random part comes from {@link io.nereus.runtime.EngineRuntime#uniqueId}), and carries what the garbage
+ * collector needs to find the records that may name the object without reading it: stream, view and end offset.
  */
 final class StreamObjectNames {
     /** The prefix of every stream object's name. */
@@ -23,11 +22,13 @@ final class StreamObjectNames {
     private StreamObjectNames() {
     }
 
-    /** The name of a new object of {@code stream} holding {@code range} in {@code view}; never used before. */
-    static ObjectName newName(StreamId stream, ReadView view, OffsetRange range) {
-        String random = UUID.randomUUID().toString().replace("-", "");
+    /**
+     * The name of a new object of {@code stream} holding {@code range} in {@code view}, never used before given a
+     * {@code unique} part never used before.
+     */
+    static ObjectName newName(StreamId stream, ReadView view, OffsetRange range, String unique) {
         return ObjectName.of(streamPrefix(stream) + view.code() + "/" + range.start() + "-" + range.end() + "-"
-                + random);
+                + unique);
     }
 
     /** The prefix of every object name of {@code stream}: {@code streams/<sid>/}. */

@@ -22,6 +22,7 @@ import io.nereus.object.ObjectStore;
 import io.nereus.object.StoredObject;
 import io.nereus.object.StreamObjectReader;
 import io.nereus.object.StreamObjectSpill;
+import io.nereus.runtime.EngineRuntime;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -36,7 +37,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -91,6 +91,7 @@ public final class TopicCompactor implements AutoCloseable {
     private final Clock clock;
     private final Duration maxPublishDelay;
     private final Consumer<StreamId> published;
+    private final EngineRuntime runtime;
     private final ExecutorService exec;
     private final ConcurrentHashMap<StreamId, AtomicLong> changes = new ConcurrentHashMap<>();
 
@@ -101,11 +102,12 @@ public final class TopicCompactor implements AutoCloseable {
      *                        object store directly)
      * @param blockBytes      target block size of the objects written
      * @param published       told of each stream whose compacted view changed (the resolver drops its cached records)
+     * @param runtime         gives the compactor's thread ({@code nereus-compactor}) and the unique part of object names
      */
     public TopicCompactor(GenerationIndexStore index, ObjectTargetReader reader, ObjectStore objects, int blockBytes,
-            Clock clock, Duration maxPublishDelay, Consumer<StreamId> published) {
+            Clock clock, Duration maxPublishDelay, Consumer<StreamId> published, EngineRuntime runtime) {
         this(index, reader, objects, blockBytes, Path.of(System.getProperty("java.io.tmpdir")), clock,
-                maxPublishDelay, published);
+                maxPublishDelay, published, runtime);
     }
 
     /**
@@ -114,7 +116,8 @@ public final class TopicCompactor implements AutoCloseable {
      *                 a crash leaves it behind)
      */
     public TopicCompactor(GenerationIndexStore index, ObjectTargetReader reader, ObjectStore objects, int blockBytes,
-            Path spillDir, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published) {
+            Path spillDir, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published,
+            EngineRuntime runtime) {
         this.index = Objects.requireNonNull(index, "index");
         this.reader = Objects.requireNonNull(reader, "reader");
         this.objects = Objects.requireNonNull(objects, "objects");
@@ -126,11 +129,8 @@ public final class TopicCompactor implements AutoCloseable {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.maxPublishDelay = Objects.requireNonNull(maxPublishDelay, "maxPublishDelay");
         this.published = Objects.requireNonNull(published, "published");
-        this.exec = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "nereus-compactor");
-            t.setDaemon(true);
-            return t;
-        });
+        this.runtime = runtime;
+        this.exec = runtime.executor("nereus-compactor");
     }
 
     /** The published compacted generation of {@code stream}; its range end is the horizon. Empty: never compacted. */
@@ -377,7 +377,8 @@ public final class TopicCompactor implements AutoCloseable {
                 throw spillFailed(e);
             }
             long peak = spill.peakBufferedBytes();
-            ObjectName name = StreamObjectNames.newName(stream, ReadView.TOPIC_COMPACTED, spilled.range());
+            ObjectName name = StreamObjectNames.newName(stream, ReadView.TOPIC_COMPACTED, spilled.range(),
+                    runtime.uniqueId());
             long[] written = new long[1];
             return objects.putNew(name, ObjectContent.ofFile(spilled.file(), spilled.size())).thenCompose(stored -> {
                 written[0] = clock.millis();

@@ -23,6 +23,7 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamId;
 import io.nereus.object.BlockCache;
 import io.nereus.object.ObjectStore;
+import io.nereus.runtime.EngineRuntime;
 import io.nereus.wal.WalObserver;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSliceRecovery;
@@ -35,7 +36,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
 import org.apache.bookkeeper.client.BookKeeper;
@@ -45,6 +45,10 @@ import org.apache.bookkeeper.client.BookKeeper;
  * cache, the generation resolver (reading WAL sections and stream objects), the materializer that writes
  * higher generations and the garbage collector that deletes what nothing serves any more, over a BookKeeper client, a {@link MetadataStore} and an {@link ObjectStore}
  * that the caller owns and closes. Streams are opened by managed-ledger name; one handle per stream.
+ *
+ * <p>Threads: the instance's own threads (the WAL writer's owner, the WAL timer {@code nereus-wal-timer}, the
+ * materializer, the collector, the compactor) come from the {@link EngineRuntime} it is created with, daemon threads
+ * ({@link EngineRuntime#THREADS}) unless a test gives another; its time comes from the {@link Clock} beside it.
  */
 public final class StreamStorage implements AutoCloseable {
     private final MetadataStore metadata;
@@ -64,17 +68,14 @@ public final class StreamStorage implements AutoCloseable {
     private volatile boolean closed;
 
     private StreamStorage(StorageConfig config, BookKeeper bk, MetadataStore metadata, ObjectStore objects,
-            String writerId, Clock clock, WalObserver observer, Function<WalReader, GenerationZeroRepair> repair) {
+            String writerId, Clock clock, WalObserver observer, Function<WalReader, GenerationZeroRepair> repair,
+            EngineRuntime runtime) {
         this.metadata = Objects.requireNonNull(metadata, "metadata");
         this.objects = Objects.requireNonNull(objects, "objects");
         this.writerId = Objects.requireNonNull(writerId, "writerId");
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "nereus-wal-timer");
-            t.setDaemon(true);
-            return t;
-        });
-        this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, scheduler, clock,
-                observer);
+        this.scheduler = runtime.scheduler("nereus-wal-timer");
+        this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, runtime,
+                scheduler, clock, observer);
         this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches());
         this.tail = new TailCache(config.tailCacheBytes());
         this.blocks = new BlockCache(config.materializer().blockCacheBytes());
@@ -84,13 +85,13 @@ public final class StreamStorage implements AutoCloseable {
                 config.cachedResolutions());
         this.materializer = new Materializer(config.materializer(), metadata.slices(), metadata.index(),
                 metadata.streams(), reader, writer, objectReader, objects, writerId, clock,
-                config.collector().maxPublishDelay(), resolver::invalidate);
+                config.collector().maxPublishDelay(), resolver::invalidate, runtime);
         this.materializer.start();
         this.collector = new Collector(config.collector(), metadata.slices(), metadata.collection(),
-                metadata.catalog(), bk, reader, objects, writerId, clock);
+                metadata.catalog(), bk, reader, objects, writerId, clock, runtime);
         this.collector.start();
         this.compactor = new TopicCompactor(metadata.index(), objectReader, objects, config.materializer().blockBytes(),
-                clock, config.collector().maxPublishDelay(), resolver::invalidate);
+                clock, config.collector().maxPublishDelay(), resolver::invalidate, runtime);
     }
 
     /** Stream objects kept open (footer and index read) for readers. */
@@ -108,9 +109,19 @@ public final class StreamStorage implements AutoCloseable {
      */
     public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata,
             ObjectStore objects, String writerId, Clock clock, WalObserver observer) {
+        return create(config, bk, metadata, objects, writerId, clock, observer, EngineRuntime.THREADS);
+    }
+
+    /**
+     * {@link #create(StorageConfig, BookKeeper, MetadataStore, ObjectStore, String, Clock, WalObserver)} on the
+     * threads of {@code runtime} (a deterministic simulation gives its own; a broker uses
+     * {@link EngineRuntime#THREADS}).
+     */
+    public static StreamStorage create(StorageConfig config, BookKeeper bk, MetadataStore metadata,
+            ObjectStore objects, String writerId, Clock clock, WalObserver observer, EngineRuntime runtime) {
         return new StreamStorage(config, bk, metadata, objects, writerId, clock, observer,
                 r -> new WalEvidenceRepair(metadata.streams(), metadata.index(), r, config.repairMaxEntries(),
-                        REPAIR_TIME_BUDGET, clock));
+                        REPAIR_TIME_BUDGET, clock), runtime);
     }
 
     /**

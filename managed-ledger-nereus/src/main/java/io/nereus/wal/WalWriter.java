@@ -7,16 +7,16 @@ import io.nereus.metadata.StreamCommitStore;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalSliceStore;
+import io.nereus.runtime.EngineRuntime;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.apache.bookkeeper.client.BookKeeper;
@@ -47,7 +47,8 @@ import org.slf4j.LoggerFactory;
  * short map and list updates (the pending queue, as in BookKeeper's pending-add queue); the appender that
  * fills a batch cuts it there and hands it to the owner thread. Everything after the open batch
  * ({@link WalPipeline}: sealed batches, slice, in-flight count, commit order, barriers) is owned by one thread,
- * {@code nereus-wal-writer-<writerId>}, which this writer starts and which ends once the writer is closed and
+ * {@code nereus-wal-writer-<writerId>} (an executor of the {@link EngineRuntime} the writer is given), which this
+ * writer starts and which ends once the writer is closed and
  * every sealed batch has finished. On the owner, in sequence order: each section's CRC32C is computed once
  * (used in the encoded batch and again for the generation-0 record), each batch is encoded and handed to
  * BookKeeper, and commits are started; none of this holds a lock shared with appenders. The flush timer (on
@@ -84,7 +85,7 @@ public final class WalWriter implements AutoCloseable {
     private final WalConfig config;
     private final ScheduledExecutorService scheduler;
     private final OpenBatch openBatch;
-    private final ThreadPoolExecutor owner;
+    private final ExecutorService owner;
     /** Touched only by tasks on {@link #owner}, apart from its thread-safe {@code holds} and {@code incarnation}. */
     private final WalPipeline pipeline;
     private final WalSliceRecovery recovery;
@@ -92,13 +93,19 @@ public final class WalWriter implements AutoCloseable {
     private final ScheduledFuture<?> renewals;
     private final ScheduledFuture<?> recoveries;
 
-    /**
-     * A writer appending as {@code writerId}; starts its owner thread, the lease renewal and slice recovery
-     * (first run at once) on {@code scheduler}, which the caller owns; reports add and commit latencies to
-     * {@code observer} ({@link WalObserver#NONE}: nowhere).
-     */
+    /** A writer whose owner is a thread of its own ({@link EngineRuntime#THREADS}); see the constructor below. */
     public WalWriter(BookKeeper bk, StreamCommitStore streams, WalSliceStore slices, WalConfig config, String writerId,
             ScheduledExecutorService scheduler, Clock clock, WalObserver observer) {
+        this(bk, streams, slices, config, writerId, EngineRuntime.THREADS, scheduler, clock, observer);
+    }
+
+    /**
+     * A writer appending as {@code writerId}; starts its owner thread (an executor of {@code runtime}), the lease
+     * renewal and slice recovery (first run at once) on {@code scheduler}, which the caller owns; reports add and
+     * commit latencies to {@code observer} ({@link WalObserver#NONE}: nowhere).
+     */
+    public WalWriter(BookKeeper bk, StreamCommitStore streams, WalSliceStore slices, WalConfig config, String writerId,
+            EngineRuntime runtime, ScheduledExecutorService scheduler, Clock clock, WalObserver observer) {
         Objects.requireNonNull(bk, "bk");
         Objects.requireNonNull(observer, "observer");
         Objects.requireNonNull(streams, "streams");
@@ -108,11 +115,7 @@ public final class WalWriter implements AutoCloseable {
         this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
         Objects.requireNonNull(clock, "clock");
         this.openBatch = new OpenBatch(config);
-        this.owner = new ThreadPoolExecutor(1, 1, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, "nereus-wal-writer-" + writerId);
-            t.setDaemon(true);
-            return t;
-        });
+        this.owner = runtime.executor("nereus-wal-writer-" + writerId);
         this.pipeline = new WalPipeline(bk, new WalCommitter(streams, observer), slices, config, writerId, clock,
                 openBatch, this::submit, () -> {
                     owner.shutdown();

@@ -18,6 +18,7 @@ import io.nereus.metadata.WalSliceState;
 import io.nereus.object.ObjectContent;
 import io.nereus.object.ObjectInfo;
 import io.nereus.object.ObjectName;
+import io.nereus.runtime.EngineRuntime;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
@@ -322,8 +323,10 @@ class CollectorTest {
         Set<String> live = await(engine.metadata.index().indexRecords(s.id(), ReadView.COMMITTED)).stream()
                 .map(r -> ((ObjectTarget) r.target()).key()).collect(Collectors.toSet());
         // an object written but never published (a crash in between), and one of a stream that never existed
-        ObjectName orphan = StreamObjectNames.newName(s.id(), ReadView.COMMITTED, OffsetRange.of(0, 3));
-        ObjectName stranger = StreamObjectNames.newName(StreamId.of(987_654), ReadView.COMMITTED, OffsetRange.of(0, 1));
+        ObjectName orphan = StreamObjectNames.newName(s.id(), ReadView.COMMITTED, OffsetRange.of(0, 3),
+                EngineRuntime.THREADS.uniqueId());
+        ObjectName stranger = StreamObjectNames.newName(StreamId.of(987_654), ReadView.COMMITTED, OffsetRange.of(0, 1),
+                EngineRuntime.THREADS.uniqueId());
         ObjectName foreign = ObjectName.of("other/data");
         for (ObjectName n : List.of(orphan, stranger, foreign)) {
             await(engine.objects.putNew(n, ObjectContent.of("garbage".getBytes(StandardCharsets.UTF_8))));

@@ -13,6 +13,7 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.object.BlockCache;
+import io.nereus.runtime.EngineRuntime;
 import io.nereus.object.StreamObjectSpill;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.ReadResult;
@@ -209,7 +210,7 @@ class TopicCompactorTest {
         // a compactor of its own, to see its spill directory
         try (TopicCompactor compactor = new TopicCompactor(engine.metadata.index(),
                 new ObjectTargetReader(engine.objects, new BlockCache(0), 16), engine.objects, blockBytes, spillDir,
-                Clock.systemUTC(), Duration.ofMinutes(5), s -> { })) {
+                Clock.systemUTC(), Duration.ofMinutes(5), s -> { }, EngineRuntime.THREADS)) {
             KeyValuePolicy policy = new KeyValuePolicy() {
                 @Override
                 public Optional<byte[]> retain(StreamEntry entry, KeyTable table) {

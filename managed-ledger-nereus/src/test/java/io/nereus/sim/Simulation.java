@@ -17,7 +17,6 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
-import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WriteOutcome;
 import io.nereus.object.ObjectStore;
 import io.nereus.stream.BoundaryMode;
@@ -28,37 +27,36 @@ import io.nereus.stream.StreamStorage;
 import io.nereus.object.SimObjectStore;
 import io.nereus.wal.WalConfig;
 import io.nereus.wal.WalObserver;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CompletionException;
 import org.apache.bookkeeper.client.SimBookKeeper;
 
 /**
  * One seeded run of the engine (streams, WAL writer, commit pipeline, resolver, generation-0 repair, materializer,
  * collector, cursor persistence) over simulated bookies ({@link SimBookKeeper.Bookies}) and an in-memory EmbeddedFdb
- * with injected commit faults, on a {@link MutableClock}. Every step is one operation, one fault or one crash, drawn
- * from the seed; the step's futures are awaited (the engine is run to quiescence for that step) before the
- * invariants are checked against the model this class keeps of what was acknowledged. See {@link SimulationTest} for
- * what is and is not deterministic.
+ * with injected commit faults, all on one {@link SimLoop} on simulated time. Every step is one operation, one fault or
+ * one crash, drawn from the seed; the loop runs until the step's futures are done before the invariants are checked
+ * against the model this class keeps of what was acknowledged. The run keeps a {@link Trace} of what it saw. See
+ * {@link SimulationTest} for what is deterministic.
  */
 final class Simulation {
     static final int STREAMS = 4;
-    private static final long AWAIT_SECONDS = 60;
+    /** The simulated time one wait may take before the step counts as one that can never finish. */
+    private static final Duration AWAIT_LIMIT = Duration.ofMinutes(10);
 
-    /** The figures of a run. */
+    /** The figures of a run; {@code trace} is the hash of everything it saw (equal for two runs of one seed). */
     record Result(long seed, long steps, long appendsAcked, long appendsFailed, long reads, long crashes,
-            long fences, long faults, long zombieAppendsRefused, Duration elapsed, Duration processCpu) {
+            long fences, long faults, long zombieAppendsRefused, long tasks, Duration simulatedTime, long trace,
+            Duration elapsed, Duration cpu) {
     }
 
     /** An invariant broke: names the seed and the step so that the run can be replayed. */
@@ -71,6 +69,10 @@ final class Simulation {
     private final long seed;
     private final Random random;
     private final SimClock clock = new SimClock();
+    private final SimLoop loop = new SimLoop(clock);
+    /** The engine's randomness (reply delays, backoff jitter, object names), apart from the steps' draws. */
+    private final Random engineRandom;
+    private final Trace trace = new Trace();
     private final SimBookKeeper.Bookies bookies = new SimBookKeeper.Bookies();
     private final EmbeddedFdb fdb;
     private final ObjectStore objects;
@@ -92,7 +94,9 @@ final class Simulation {
     Simulation(long seed) {
         this.seed = seed;
         this.random = new Random(seed);
-        this.fdb = EmbeddedFdb.builder().clock(clock).executor(Runnable::run).build();
+        this.engineRandom = new Random(~seed);
+        this.fdb = EmbeddedFdb.builder().clock(clock).executor(loop.lane("fdb"))
+                .timer(loop.lane("fdb-timer"), clock::nanos).jitter(engineRandom::nextDouble).build();
         this.objects = new SimObjectStore(clock);
         WalConfig wal = WalConfig.defaults().withQuorums(1, 1, 1).withSlice(16 * 1024, Duration.ofMinutes(5))
                 .withRecovery(Duration.ofSeconds(30), Duration.ofHours(1));
@@ -102,14 +106,15 @@ final class Simulation {
                 .withCollector(new CollectorConfig(Duration.ofHours(1), Duration.ofSeconds(10),
                         Duration.ofSeconds(20)));
         for (int i = 0; i < STREAMS; i++) {
-            models[i] = new Model("sim-stream-" + i);
+            models[i] = new Model("sim-stream-" + i, i);
         }
     }
 
     /** Runs {@code steps} steps, checking the invariants after each; throws {@link Violation} at the first break. */
     Result run(long steps) {
         long started = System.nanoTime();
-        long cpuBefore = processCpuNanos();
+        long cpuBefore = threadCpuNanos();
+        Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
         try {
             broker = start("broker-0");
             for (step = 1; step <= steps; step++) {
@@ -117,6 +122,16 @@ final class Simulation {
             }
             bookies.setDown(false);
             checkEverything();
+            for (Model m : models) {
+                trace.add(m.seenTrim, m.seenEnd, m.cursorMarkDelete, m.acked.size());
+            }
+            trace.add(loop.tasksRun(), clock.nanos());
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (!threadsBefore.contains(t) && (t.getName().startsWith("nereus-")
+                        || t.getName().startsWith("embedded-fdb-"))) {
+                    fail("the run started thread " + t.getName() + ": a thread the runtime seam does not cover");
+                }
+            }
         } finally {
             if (zombie != null) {
                 zombie.crash();
@@ -128,10 +143,16 @@ final class Simulation {
             fdb.close();
         }
         return new Result(seed, steps, appendsAcked, appendsFailed, reads, crashes, fences, faults, zombieRefused,
-                Duration.ofNanos(System.nanoTime() - started), Duration.ofNanos(processCpuNanos() - cpuBefore));
+                loop.tasksRun(), Duration.ofNanos(clock.nanos()), trace.value(),
+                Duration.ofNanos(System.nanoTime() - started), Duration.ofNanos(threadCpuNanos() - cpuBefore));
     }
 
-    /** CPU time of the whole test JVM (every engine thread included): the cost of a run on a shared machine. */
+    /** CPU time of the calling thread, which runs the whole simulation (engine included). */
+    static long threadCpuNanos() {
+        return java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+    }
+
+    /** CPU time of the whole test JVM (the compiler's and collector's threads included). */
     static long processCpuNanos() {
         return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
                 instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() : 0;
@@ -169,19 +190,24 @@ final class Simulation {
         } else if (roll < 740) {
             cursor(models[random.nextInt(STREAMS)]);
         } else if (roll < 780) {
-            fdb.injectCommitFaults(CommitFault.values()[random.nextInt(CommitFault.values().length)],
-                    1 + random.nextInt(2));
+            CommitFault fault = CommitFault.values()[random.nextInt(CommitFault.values().length)];
+            int count = 1 + random.nextInt(2);
+            fdb.injectCommitFaults(fault, count);
+            trace.add(1, fault.ordinal(), count);
             faults++;
         } else if (roll < 800) {
-            bookies.injectAddFaults(SimBookKeeper.AddFault.values()[random.nextInt(3)], 1);
+            SimBookKeeper.AddFault fault = SimBookKeeper.AddFault.values()[random.nextInt(SimBookKeeper.AddFault.values().length)];
+            bookies.injectAddFaults(fault, 1);
+            trace.add(2, fault.ordinal());
             faults++;
         } else if (roll < 810) {
             bookies.setDown(!bookies.isDown() && random.nextInt(3) == 0);
+            trace.add(3, bookies.isDown() ? 1 : 0);
             faults++;
         } else if (roll < 830) {
             settle(broker.storage.rollWalSlice());
         } else if (roll < 860) {
-            clock.advance(Duration.ofMillis(random.nextInt(20_000)));
+            loop.advance(Duration.ofMillis(random.nextInt(20_000)));
         } else if (roll < 870) {
             settle(broker.storage.recoverAbandonedSlices());
         } else if (roll < 885) {
@@ -249,13 +275,18 @@ final class Simulation {
     }
 
     private void finish(Pending p) {
-        Outcome<OffsetRange> o = outcome(p.done);
+        finish(p, outcome(p.done));
+    }
+
+    private void finish(Pending p, Outcome<OffsetRange> o) {
         if (o.value == null) {
+            trace.add(4, o.error instanceof NereusException n ? n.code().ordinal() : -1);
             appendsFailed++;
             return;
         }
         OffsetRange r = o.value;
         Model m = p.model;
+        trace.add(5, m.index, r.start(), r.end());
         if (r.end() - r.start() != p.payloads.size()) {
             fail("append acknowledged " + r + " for " + p.payloads.size() + " entries of " + m.name);
         }
@@ -264,6 +295,7 @@ final class Simulation {
             byte[] payload = p.payloads.get(i);
             m.observe(this, offset, payload);
             m.acked.put(offset, payload);
+            trace.add(payload);
         }
         m.ackedEnd = Math.max(m.ackedEnd, r.end());
         appendsAcked++;
@@ -392,19 +424,36 @@ final class Simulation {
         checkCursor(m);
     }
 
+    /**
+     * The broker dies at an arbitrary point of the work in flight: appends handed to the WAL, and sometimes a slice
+     * roll, a materializer or a collector pass, run for a number of tasks drawn from the seed, then the process is
+     * killed. What was acknowledged before it died must survive; the rest may or may not have been stored.
+     */
     private void crash() {
         List<Pending> inFlight = burst(true);
+        switch (random.nextInt(4)) {
+            case 0 -> broker.storage.rollWalSlice();
+            case 1 -> broker.storage.materializeSealedSlices();
+            case 2 -> broker.storage.collectGarbage();
+            default -> { }
+        }
+        int tasks = random.nextInt(400);
+        loop.runTasks(tasks, Duration.ofMillis(50));
+        trace.add(6, tasks, loop.tasksRun());
         Broker dead = broker;
         dead.crash();
         for (Pending p : inFlight) {
-            finish(p); // acknowledged before the crash or not: either is allowed
+            // acknowledged before the crash or not: either is allowed
+            if (p.done.isDone()) {
+                finish(p, outcome(p.done));
+            }
         }
         if (zombie != null) {
             zombie.crash();
             zombie = null;
         }
         crashes++;
-        clock.advance(Duration.ofSeconds(random.nextInt(60)));
+        loop.advance(Duration.ofSeconds(random.nextInt(60)));
         broker = start(random.nextBoolean() ? dead.writerId : "broker-" + (++incarnations));
         checkEverything();
     }
@@ -441,7 +490,16 @@ final class Simulation {
         m.seenTrim = h.trimOffset();
     }
 
+    /** Checks what a read served, then releases its entries (a read hands its caller one reference per entry). */
     private void checkRead(Model m, long from, ReadResult r) {
+        try {
+            checkServed(m, from, r);
+        } finally {
+            r.release();
+        }
+    }
+
+    private void checkServed(Model m, long from, ReadResult r) {
         if (from < m.trim && !r.entries().isEmpty()) {
             fail(m.name + " served trimmed offset " + from + " (acknowledged trim " + m.trim + ")");
         }
@@ -497,6 +555,11 @@ final class Simulation {
         }
     }
 
+    /** Simulated time one retry of a failed whole-stream read lets pass (slice recovery runs after it). */
+    private static final Duration RECOVERY_ROUND = Duration.ofSeconds(10);
+    /** Retries of a failed whole-stream read: together longer than a writer's lease (30 s). */
+    private static final int RECOVERY_ROUNDS = 4;
+
     /** Reads every stream whole and checks every invariant; after crashes, fencing and at the end. */
     private void checkEverything() {
         for (Model m : models) {
@@ -524,13 +587,17 @@ final class Simulation {
                     continue;
                 }
                 checkReadFailure(m, from, o.error);
-                if (++tries > 3) {
-                    if (!bookies.isDown()) {
-                        // every bookie is up and the whole-stream check retried: committed data must be readable
-                        fail(m.name + " committed offset " + from + " unreadable with every bookie up: " + o.error);
-                    }
+                if (bookies.isDown()) {
                     return; // bookies gone: the offsets stay checked by later steps
                 }
+                if (++tries > RECOVERY_ROUNDS) {
+                    // every bookie is up, and the writer's lease ran out and slice recovery ran meanwhile
+                    fail(m.name + " committed offset " + from + " unreadable with every bookie up: " + o.error);
+                }
+                // a slice whose last entry is torn opens only once closed: by its writer when the add times out,
+                // by slice recovery (salvage) once a dead writer's lease ran out; let that happen
+                loop.advance(RECOVERY_ROUND);
+                settle(broker.storage.recoverAbandonedSlices());
                 continue;
             }
             checkRead(m, from, o.value);
@@ -553,11 +620,17 @@ final class Simulation {
     // ---------------------------------------------------------------- processes
 
     private Broker start(String writerId) {
+        SimLoop.Process process = loop.process(writerId, engineRandom);
         KillableDatabase db = new KillableDatabase(fdb);
-        MetadataStore metadata = await(MetadataStore.open(db.database(), keyspace, fdb.getExecutor()));
-        SimBookKeeper bk = new SimBookKeeper(bookies);
-        StreamStorage storage = StreamStorage.create(config, bk, metadata, objects, writerId, clock, WalObserver.NONE);
-        Broker b = new Broker(writerId, db, bk, metadata, storage);
+        Outcome<MetadataStore> opened = outcome(MetadataStore.open(db.database(), keyspace, process.lane("metadata")));
+        if (opened.value == null) {
+            fail("metadata store did not open: " + opened.error);
+        }
+        MetadataStore metadata = opened.value;
+        SimBookKeeper bk = new SimBookKeeper(bookies, process.lane("bookkeeper"), clock::nanos, engineRandom);
+        StreamStorage storage = StreamStorage.create(config, bk, metadata, objects, writerId, clock, WalObserver.NONE,
+                process);
+        Broker b = new Broker(writerId, process, db, bk, metadata, storage);
         for (Model m : models) {
             b.acquire(m);
         }
@@ -567,6 +640,7 @@ final class Simulation {
     /** One simulated broker process: its clients of the bookies and of the metadata, its storage, its handles. */
     private final class Broker {
         final String writerId;
+        final SimLoop.Process process;
         final KillableDatabase db;
         final SimBookKeeper bk;
         final MetadataStore metadata;
@@ -574,8 +648,10 @@ final class Simulation {
         final Map<String, NereusStream> handles = new HashMap<>();
         final Map<String, Long> epochs = new HashMap<>();
 
-        Broker(String writerId, KillableDatabase db, SimBookKeeper bk, MetadataStore metadata, StreamStorage storage) {
+        Broker(String writerId, SimLoop.Process process, KillableDatabase db, SimBookKeeper bk, MetadataStore metadata,
+                StreamStorage storage) {
             this.writerId = writerId;
+            this.process = process;
             this.db = db;
             this.bk = bk;
             this.metadata = metadata;
@@ -622,72 +698,14 @@ final class Simulation {
             return epochs.containsKey(m.name) ? handles.get(m.name) : null;
         }
 
-        /** The process dies: its clients make no more requests; its threads are stopped. */
+        /**
+         * The process dies: its clients make no more requests, and nothing of it runs again (what its lanes had
+         * queued is dropped, replies to it included).
+         */
         void crash() {
             bk.crash();
             db.kill();
-            outcome(storage.closeAsync());
-        }
-    }
-
-    /** The model of one stream: what was acknowledged to the caller and what reads have shown. */
-    static final class Model {
-        final String name;
-        StreamId id;
-        final TreeMap<Long, byte[]> acked = new TreeMap<>();
-        final HashMap<Long, byte[]> seen = new HashMap<>();
-        final HashMap<String, byte[]> submitted = new HashMap<>();
-        long ackedEnd;
-        long seenEnd;
-        long seenTrim;
-        long trim;
-        long cursorMarkDelete;
-        List<OffsetRange> cursorRanges = new ArrayList<>();
-        private long sequence;
-
-        Model(String name) {
-            this.name = name;
-        }
-
-        byte[] newPayload(Random random, boolean zombie) {
-            String tag = (zombie ? "Z" : "P") + (sequence++);
-            byte[] head = (tag + "|").getBytes(StandardCharsets.US_ASCII);
-            byte[] payload = Arrays.copyOf(head, head.length + random.nextInt(48));
-            for (int i = head.length; i < payload.length; i++) {
-                payload[i] = (byte) random.nextInt(256);
-            }
-            submitted.put(tag, payload);
-            return payload;
-        }
-
-        /** Offset {@code offset} holds {@code payload}: it must be what was submitted and never change. */
-        void observe(Simulation sim, long offset, byte[] payload) {
-            byte[] acknowledged = acked.get(offset);
-            if (acknowledged != null && !Arrays.equals(acknowledged, payload)) {
-                sim.fail(name + " offset " + offset + " acknowledged with " + tag(acknowledged) + " reads "
-                        + tag(payload));
-            }
-            byte[] before = seen.putIfAbsent(offset, payload);
-            if (before != null && !Arrays.equals(before, payload)) {
-                sim.fail(name + " offset " + offset + " resolved to two payloads: " + tag(before) + " and "
-                        + tag(payload));
-            }
-            String tag = tag(payload);
-            byte[] sent = submitted.get(tag);
-            if (sent == null || !Arrays.equals(sent, payload)) {
-                sim.fail(name + " offset " + offset + " holds a payload never submitted (" + tag + ")");
-            }
-            if (tag.startsWith("Z")) {
-                sim.fail(name + " offset " + offset + " holds a fenced writer's payload " + tag);
-            }
-        }
-
-        static String tag(byte[] payload) {
-            int bar = 0;
-            while (bar < payload.length && payload[bar] != '|') {
-                bar++;
-            }
-            return new String(payload, 0, bar, StandardCharsets.US_ASCII);
+            process.kill();
         }
     }
 
@@ -696,30 +714,30 @@ final class Simulation {
     private record Outcome<T>(T value, Throwable error) {
     }
 
-    /** Waits for {@code f} (the step runs to its end); a hang past the bound is a liveness violation. */
+    /**
+     * Runs the loop until {@code f} is done (the step runs to its end); a step that can never finish is a liveness
+     * violation, and so is a task that threw meanwhile.
+     */
     private <T> Outcome<T> outcome(CompletableFuture<T> f) {
         try {
-            return new Outcome<>(f.get(AWAIT_SECONDS, TimeUnit.SECONDS), null);
-        } catch (ExecutionException e) {
+            loop.runUntil(f, AWAIT_LIMIT);
+        } catch (SimLoop.Stuck e) {
+            fail("a step can never finish: " + e.getMessage());
+        }
+        Throwable uncaught = loop.takeUncaught();
+        if (uncaught != null) {
+            Violation v = new Violation(seed, step, "an engine task threw: " + uncaught.getCause());
+            v.initCause(uncaught);
+            throw v;
+        }
+        try {
+            return new Outcome<>(f.join(), null);
+        } catch (CompletionException | java.util.concurrent.CancellationException e) {
             return new Outcome<>(null, Failures.unwrap(e));
-        } catch (TimeoutException e) {
-            fail("an operation did not complete within " + AWAIT_SECONDS + " s");
-            return null;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
     }
 
     private <T> void settle(CompletableFuture<T> f) {
         outcome(f);
-    }
-
-    private static <T> T await(CompletableFuture<T> f) {
-        try {
-            return f.get(AWAIT_SECONDS, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

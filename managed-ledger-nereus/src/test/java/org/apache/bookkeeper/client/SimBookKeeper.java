@@ -10,7 +10,12 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.apache.bookkeeper.client.api.LastConfirmedAndEntry;
 import org.apache.bookkeeper.client.api.LedgerEntries;
 import org.apache.bookkeeper.client.api.LedgerEntry;
@@ -22,21 +27,28 @@ import org.apache.bookkeeper.client.api.WriteFlag;
 import org.apache.bookkeeper.client.impl.LedgerEntriesImpl;
 import org.apache.bookkeeper.client.impl.LedgerEntryImpl;
 import org.apache.bookkeeper.common.util.OrderedExecutor;
+import org.apache.bookkeeper.meta.LedgerManager;
+import org.apache.bookkeeper.proto.BookkeeperInternalCallbacks;
 import org.apache.bookkeeper.net.BookieId;
 import org.apache.bookkeeper.versioning.LongVersion;
+import org.apache.bookkeeper.versioning.Version;
 import org.apache.bookkeeper.versioning.Versioned;
 
 /**
  * A BookKeeper client over simulated, in-memory bookies ({@link Bookies}) for the deterministic simulation: the
  * calls the WAL makes ({@code asyncCreateLedger}, the open and delete builders, {@code WriteHandle.appendAsync},
- * {@code ReadHandle.readUnconfirmedAsync}/{@code readLastAddConfirmedAsync}, closing) complete on the calling thread,
- * with the faults the simulation armed on the bookies. One client per simulated broker process;
- * {@link #crash} makes every later call of it and of its handles fail, as a dead process makes no more requests.
+ * {@code ReadHandle.readUnconfirmedAsync}/{@code readLastAddConfirmedAsync}, closing) take effect on the bookies when
+ * they are made, with the faults the simulation armed, and their replies reach the client later: on the client's
+ * {@code replies} executor after a delay drawn from the client's seeded random (up to {@link #MAX_REPLY_MICROS}; a
+ * timed-out add's after {@link #TIMEOUT_MILLIS}), the adds of one handle in the order they were made, as
+ * BookKeeper completes them. One client per simulated broker process; {@link #crash} makes every later call of it
+ * and of its handles fail, as a dead process makes no more requests.
  *
  * <p>It lives in BookKeeper's package because {@link LedgerHandle}'s constructor and {@link BookKeeper}'s no-argument
- * constructor are package-private (as Pulsar's {@code PulsarMockBookKeeper} does). Ledger metadata writes
- * ({@code getLedgerManager}) are not offered: the WAL's last-resort salvage of an unrecoverable ledger is not
- * simulated.
+ * constructor are package-private (as Pulsar's {@code PulsarMockBookKeeper} does). Its ledger manager reads ledger
+ * metadata and writes a close ({@code WalLedgers.closeAt}, the WAL's salvage of a ledger whose last entry is torn,
+ * see {@link AddFault#TORN}); nothing else of it is simulated. A writer's handle closes its ledger at the last entry
+ * it was told was added, as BookKeeper's does; recovery closes it at the last entry the bookies hold.
  */
 public final class SimBookKeeper extends BookKeeper {
     /** Never runs a task: LedgerHandle's constructor only picks a thread of it. */
@@ -51,7 +63,13 @@ public final class SimBookKeeper extends BookKeeper {
         /** The add is stored on the bookies, then times out before the writer hears of it (lost acknowledgement). */
         TIMED_OUT_STORED,
         /** The add times out and nothing is stored. */
-        TIMED_OUT_NOT_STORED
+        TIMED_OUT_NOT_STORED,
+        /**
+         * The add reaches the bookies torn (every bookie holding it crashed in the middle of the write): stored but
+         * unreadable, its digest does not match; the add times out. BookKeeper can then neither recover the ledger
+         * nor learn its last entry, and the WAL salvages the slice (closing the ledger at its last committed entry).
+         */
+        TORN
     }
 
     /** The simulated bookies and ledger metadata, shared by every client of one simulated cluster. Thread-safe. */
@@ -107,7 +125,7 @@ public final class SimBookKeeper extends BookKeeper {
             if (writer.broken) {
                 throw BKException.create(BKException.Code.LedgerClosedException);
             }
-            if (l.closed) {
+            if (l.closed || l.fenced) {
                 writer.broken = true;
                 throw BKException.create(l.fenced ? BKException.Code.LedgerFencedException
                         : BKException.Code.LedgerClosedException);
@@ -119,21 +137,38 @@ public final class SimBookKeeper extends BookKeeper {
             AddFault fault = addFaults.poll();
             if (fault == null) {
                 l.entries.add(data);
-                return l.entries.size() - 1;
+                writer.lastAcked = l.entries.size() - 1;
+                return writer.lastAcked;
             }
             // a failed add leaves the handle unusable, as BookKeeper's LedgerHandle errors out its later adds
             writer.broken = true;
-            if (fault == AddFault.TIMED_OUT_STORED) {
+            if (fault == AddFault.TIMED_OUT_STORED || fault == AddFault.TORN) {
                 l.entries.add(data);
+            }
+            if (fault == AddFault.TORN) {
+                l.torn = l.entries.size() - 1;
             }
             throw BKException.create(fault == AddFault.FAILED_NOT_STORED ? BKException.Code.NotEnoughBookiesException
                     : BKException.Code.AddEntryQuorumTimeoutException);
         }
 
-        synchronized void close(Ledger l) {
-            l.closed = true;
+        /** The writer closes its ledger at the last entry it was told was added (its last add confirmed). */
+        synchronized void close(Ledger l, long lastAddConfirmed) {
+            if (!l.closed) {
+                closeAt(l, lastAddConfirmed);
+            }
         }
 
+        private static void closeAt(Ledger l, long last) {
+            l.closed = true;
+            l.closedLast = last;
+            l.metadataVersion++;
+        }
+
+        /**
+         * Recovery: fences the ledger and closes it at the last entry the bookies hold; fails, leaving the ledger
+         * fenced and open, when that entry is torn (unreadable).
+         */
         synchronized Ledger recover(long id) throws BKException {
             if (down) {
                 throw BKException.create(BKException.Code.BookieHandleNotAvailableException);
@@ -141,7 +176,10 @@ public final class SimBookKeeper extends BookKeeper {
             Ledger l = get(id);
             if (!l.closed) {
                 l.fenced = true;
-                l.closed = true;
+                if (l.tornAtEnd()) {
+                    throw BKException.create(BKException.Code.DigestMatchException);
+                }
+                closeAt(l, l.entries.size() - 1);
             }
             return l;
         }
@@ -153,11 +191,44 @@ public final class SimBookKeeper extends BookKeeper {
             if (first < 0 || last < first || last >= l.entries.size()) {
                 throw BKException.create(BKException.Code.NoSuchEntryException);
             }
+            if (l.torn >= first && l.torn <= last) {
+                throw BKException.create(BKException.Code.DigestMatchException);
+            }
             return new ArrayList<>(l.entries.subList((int) first, (int) last + 1));
         }
 
-        synchronized long lastEntry(Ledger l) {
+        /**
+         * The last entry: where the ledger was closed, else the bookies' last one; unknowable when that one is torn,
+         * and BookKeeper's open without recovery then fails with a read error (as {@code LedgerOpenOp} reports a
+         * failed read of the last add confirmed).
+         */
+        synchronized long lastEntry(Ledger l) throws BKException {
+            if (l.closed) {
+                return l.closedLast;
+            }
+            if (l.tornAtEnd()) {
+                throw BKException.create(BKException.Code.ReadException);
+            }
             return l.entries.size() - 1;
+        }
+
+        /** The ledger's metadata and its version (in BookKeeper's metadata store). */
+        synchronized Versioned<LedgerMetadata> metadata(long id) throws BKException {
+            Ledger l = get(id);
+            return new Versioned<>(SimBookKeeper.metadata(l, l.closed, l.closedLast), new LongVersion(l.metadataVersion));
+        }
+
+        /** Writes the ledger's metadata if it is still at {@code version}; only closing it is simulated. */
+        synchronized Versioned<LedgerMetadata> writeMetadata(long id, LedgerMetadata m, Version version)
+                throws BKException {
+            Ledger l = get(id);
+            if (!(version instanceof LongVersion v) || v.getLongVersion() != l.metadataVersion) {
+                throw BKException.create(BKException.Code.MetadataVersionException);
+            }
+            if (m.isClosed() && !l.closed) {
+                closeAt(l, m.getLastEntryId());
+            }
+            return new Versioned<>(SimBookKeeper.metadata(l, l.closed, l.closedLast), new LongVersion(l.metadataVersion));
         }
 
         synchronized void delete(long id) throws BKException {
@@ -174,7 +245,16 @@ public final class SimBookKeeper extends BookKeeper {
         final Map<String, byte[]> custom;
         final List<byte[]> entries = new ArrayList<>();
         boolean closed;
+        /** The last entry of a closed ledger (in its metadata). */
+        long closedLast = -1;
         boolean fenced;
+        /** The entry stored torn (unreadable), -1 when none. */
+        long torn = -1;
+        long metadataVersion;
+
+        boolean tornAtEnd() {
+            return torn >= 0 && torn == entries.size() - 1;
+        }
 
         Ledger(long id, byte[] password, Map<String, byte[]> custom) {
             this.id = id;
@@ -183,12 +263,62 @@ public final class SimBookKeeper extends BookKeeper {
         }
     }
 
+    /** Longest delay of a reply, in microseconds. */
+    public static final int MAX_REPLY_MICROS = 2_000;
+    /** How long a timed-out add takes to fail: about BookKeeper's add timeout. */
+    public static final int TIMEOUT_MILLIS = 3_000;
+
     private final Bookies bookies;
+    private final ScheduledExecutorService replies;
+    private final LongSupplier nanoTime;
+    private final Random random;
     private volatile boolean crashed;
 
-    public SimBookKeeper(Bookies bookies) {
+    /**
+     * A client of {@code bookies} whose replies run on {@code replies} after delays drawn from {@code random};
+     * {@code nanoTime} is the time of {@code replies}.
+     */
+    public SimBookKeeper(Bookies bookies, ScheduledExecutorService replies, LongSupplier nanoTime, Random random) {
         super();
         this.bookies = bookies;
+        this.replies = replies;
+        this.nanoTime = nanoTime;
+        this.random = random;
+    }
+
+    /**
+     * Does {@code op} on the bookies now and completes the returned future with its outcome later, on the replies
+     * executor; after the reply of {@code order} (a write handle whose adds complete in order), when given.
+     */
+    private <T> CompletableFuture<T> reply(WriteLedgerHandle order, long delayNanos, Callable<T> op) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        T value = null;
+        Throwable error = null;
+        try {
+            value = op.call();
+        } catch (Exception e) {
+            error = e;
+        }
+        long now = nanoTime.getAsLong();
+        long due = now + delayNanos + TimeUnit.MICROSECONDS.toNanos(random.nextInt(MAX_REPLY_MICROS));
+        if (order != null) {
+            due = Math.max(due, order.lastReplyDue);
+            order.lastReplyDue = due;
+        }
+        T v = value;
+        Throwable e = error;
+        replies.schedule(() -> {
+            if (e != null) {
+                f.completeExceptionally(e);
+            } else {
+                f.complete(v);
+            }
+        }, due - now, TimeUnit.NANOSECONDS);
+        return f;
+    }
+
+    private <T> CompletableFuture<T> reply(Callable<T> op) {
+        return reply(null, 0, op);
     }
 
     /** This client's process died: every later call of it or its handles fails. */
@@ -210,15 +340,17 @@ public final class SimBookKeeper extends BookKeeper {
     @Override
     public void asyncCreateLedger(int ensSize, int writeQuorumSize, int ackQuorumSize, DigestType digestType,
             byte[] passwd, AsyncCallback.CreateCallback cb, Object ctx, Map<String, byte[]> customMetadata) {
-        try {
+        reply(() -> {
             alive();
-            Ledger l = bookies.create(passwd, customMetadata);
-            cb.createComplete(BKException.Code.OK, new WriteLedgerHandle(this, l), ctx);
-        } catch (BKException e) {
-            cb.createComplete(e.getCode(), null, ctx);
-        } catch (GeneralSecurityException e) {
-            cb.createComplete(BKException.Code.UnexpectedConditionException, null, ctx);
-        }
+            return new WriteLedgerHandle(this, bookies.create(passwd, customMetadata));
+        }).whenComplete((handle, error) -> {
+            if (error == null) {
+                cb.createComplete(BKException.Code.OK, handle, ctx);
+            } else {
+                cb.createComplete(error instanceof BKException e ? e.getCode()
+                        : BKException.Code.UnexpectedConditionException, null, ctx);
+            }
+        });
     }
 
     @Override
@@ -251,13 +383,11 @@ public final class SimBookKeeper extends BookKeeper {
 
             @Override
             public CompletableFuture<ReadHandle> execute() {
-                try {
+                return reply(() -> {
                     alive();
                     Ledger l = recovery ? bookies.recover(id) : bookies.get(id);
-                    return CompletableFuture.completedFuture(new SimReadHandle(l));
-                } catch (BKException e) {
-                    return CompletableFuture.failedFuture(e);
-                }
+                    return new SimReadHandle(l, bookies.lastEntry(l)); // an unclosed torn ledger does not open
+                });
             }
         };
     }
@@ -275,29 +405,85 @@ public final class SimBookKeeper extends BookKeeper {
 
             @Override
             public CompletableFuture<Void> execute() {
-                try {
+                return reply(() -> {
                     alive();
                     bookies.delete(id);
-                    return CompletableFuture.completedFuture(null);
-                } catch (BKException e) {
-                    return CompletableFuture.failedFuture(e);
-                }
+                    return null;
+                });
             }
         };
     }
 
     @Override
     public CompletableFuture<LedgerMetadata> getLedgerMetadata(long ledgerId) {
-        try {
+        return reply(() -> {
             alive();
-            Ledger l = bookies.get(ledgerId);
-            synchronized (bookies) {
-                return CompletableFuture.completedFuture(metadata(l, l.closed, l.entries.size() - 1));
-            }
-        } catch (BKException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+            return bookies.metadata(ledgerId).getValue();
+        });
     }
+
+    /** Ledger metadata reads and writes, for closing a ledger without recovery ({@code WalLedgers.closeAt}). */
+    @Override
+    public LedgerManager getLedgerManager() {
+        return ledgerManager;
+    }
+
+    private final LedgerManager ledgerManager = new LedgerManager() {
+        @Override
+        public CompletableFuture<Versioned<LedgerMetadata>> readLedgerMetadata(long ledgerId) {
+            return reply(() -> {
+                alive();
+                return bookies.metadata(ledgerId);
+            });
+        }
+
+        @Override
+        public CompletableFuture<Versioned<LedgerMetadata>> writeLedgerMetadata(long ledgerId, LedgerMetadata metadata,
+                Version currentVersion) {
+            return reply(() -> {
+                alive();
+                return bookies.writeMetadata(ledgerId, metadata, currentVersion);
+            });
+        }
+
+        @Override
+        public CompletableFuture<Versioned<LedgerMetadata>> createLedgerMetadata(long ledgerId,
+                LedgerMetadata metadata) {
+            throw new UnsupportedOperationException("not simulated");
+        }
+
+        @Override
+        public CompletableFuture<Void> removeLedgerMetadata(long ledgerId, Version version) {
+            throw new UnsupportedOperationException("not simulated");
+        }
+
+        @Override
+        public void registerLedgerMetadataListener(long ledgerId,
+                BookkeeperInternalCallbacks.LedgerMetadataListener listener) {
+            throw new UnsupportedOperationException("not simulated");
+        }
+
+        @Override
+        public void unregisterLedgerMetadataListener(long ledgerId,
+                BookkeeperInternalCallbacks.LedgerMetadataListener listener) {
+            throw new UnsupportedOperationException("not simulated");
+        }
+
+        @Override
+        public void asyncProcessLedgers(BookkeeperInternalCallbacks.Processor<Long> processor,
+                org.apache.zookeeper.AsyncCallback.VoidCallback finalCb, Object context, int successRc, int failureRc) {
+            throw new UnsupportedOperationException("not simulated");
+        }
+
+        @Override
+        public LedgerRangeIterator getLedgerRanges(long zkOpTimeOutMs) {
+            throw new UnsupportedOperationException("not simulated");
+        }
+
+        @Override
+        public void close() {
+        }
+    };
 
     @Override
     public void close() {
@@ -327,6 +513,10 @@ public final class SimBookKeeper extends BookKeeper {
     final class WriteLedgerHandle extends LedgerHandle {
         private final Ledger ledger;
         boolean broken;
+        /** The last entry whose add succeeded: where closing this handle closes the ledger. */
+        long lastAcked = -1;
+        /** When the last reply to this handle's adds is due: replies keep the order of the adds. */
+        long lastReplyDue;
 
         WriteLedgerHandle(SimBookKeeper bk, Ledger ledger) throws GeneralSecurityException {
             super(bk.getClientCtx(), ledger.id, new Versioned<>(metadata(ledger, false, -1), new LongVersion(0)),
@@ -336,26 +526,35 @@ public final class SimBookKeeper extends BookKeeper {
 
         @Override
         public CompletableFuture<Long> appendAsync(ByteBuf data) {
+            byte[] bytes = new byte[data.readableBytes()];
+            data.getBytes(data.readerIndex(), bytes);
+            data.release();
+            Long entryId = null;
+            BKException error = null;
             try {
-                byte[] bytes = new byte[data.readableBytes()];
-                data.getBytes(data.readerIndex(), bytes);
-                data.release();
                 alive();
-                return CompletableFuture.completedFuture(bookies.add(ledger, this, bytes));
+                entryId = bookies.add(ledger, this, bytes);
             } catch (BKException e) {
-                return CompletableFuture.failedFuture(e);
+                error = e;
             }
+            boolean timedOut = error != null && error.getCode() == BKException.Code.AddEntryQuorumTimeoutException;
+            Long id = entryId;
+            BKException e = error;
+            return reply(this, timedOut ? TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MILLIS) : 0, () -> {
+                if (e != null) {
+                    throw e;
+                }
+                return id;
+            });
         }
 
         @Override
         public CompletableFuture<Void> closeAsync() {
-            try {
+            return reply(this, 0, () -> {
                 alive();
-                bookies.close(ledger);
-                return CompletableFuture.completedFuture(null);
-            } catch (BKException e) {
-                return CompletableFuture.failedFuture(e);
-            }
+                bookies.close(ledger, lastAcked);
+                return null;
+            });
         }
 
         @Override
@@ -365,7 +564,7 @@ public final class SimBookKeeper extends BookKeeper {
 
         @Override
         public synchronized long getLastAddConfirmed() {
-            return bookies.lastEntry(ledger);
+            return lastAcked;
         }
 
         @Override
@@ -383,12 +582,13 @@ public final class SimBookKeeper extends BookKeeper {
         private final long lastAtOpen;
         private final LedgerMetadata metadataAtOpen;
 
-        SimReadHandle(Ledger ledger) {
+        /** A handle on {@code ledger}, opened when its last entry was {@code last}. */
+        SimReadHandle(Ledger ledger, long last) {
             this.ledger = ledger;
             synchronized (bookies) {
                 closedAtOpen = ledger.closed;
-                lastAtOpen = ledger.entries.size() - 1;
             }
+            lastAtOpen = last;
             metadataAtOpen = metadata(ledger, closedAtOpen, lastAtOpen);
         }
 
@@ -399,25 +599,21 @@ public final class SimBookKeeper extends BookKeeper {
 
         @Override
         public CompletableFuture<LedgerEntries> readUnconfirmedAsync(long first, long last) {
-            try {
+            return reply(() -> {
                 alive();
-                return CompletableFuture.completedFuture(entries(ledger.id, first, bookies.read(ledger, first, last)));
-            } catch (BKException e) {
-                return CompletableFuture.failedFuture(e);
-            }
+                return entries(ledger.id, first, bookies.read(ledger, first, last));
+            });
         }
 
         @Override
         public CompletableFuture<Long> readLastAddConfirmedAsync() {
-            try {
+            return reply(() -> {
                 alive();
                 if (bookies.isDown()) {
                     throw BKException.create(BKException.Code.BookieHandleNotAvailableException);
                 }
-                return CompletableFuture.completedFuture(bookies.lastEntry(ledger));
-            } catch (BKException e) {
-                return CompletableFuture.failedFuture(e);
-            }
+                return bookies.lastEntry(ledger);
+            });
         }
 
         @Override
@@ -427,7 +623,14 @@ public final class SimBookKeeper extends BookKeeper {
 
         @Override
         public long getLastAddConfirmed() {
-            return closedAtOpen ? lastAtOpen : bookies.lastEntry(ledger);
+            if (closedAtOpen) {
+                return lastAtOpen;
+            }
+            try {
+                return Math.max(lastAtOpen, bookies.lastEntry(ledger));
+            } catch (BKException e) {
+                return lastAtOpen;
+            }
         }
 
         @Override

@@ -23,10 +23,13 @@ import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.DoubleSupplier;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 /**
  * EmbeddedFdb: a single-process FoundationDB, behind fdb-java's {@link Database} interface, so code written
@@ -70,6 +73,9 @@ public final class EmbeddedFdb implements Database {
     private final Executor executor;
     private final ExecutorService ownedExecutor;
     private final ScheduledExecutorService scheduler;
+    private final boolean ownsScheduler;
+    private final LongSupplier nanoTime;
+    private final DoubleSupplier jitter;
     private final DatabaseSettings settings = new DatabaseSettings();
     private final AutoCloseable storage;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -99,6 +105,9 @@ public final class EmbeddedFdb implements Database {
         private Duration mvccWindow = Duration.ofSeconds(5);
         private Clock clock = Clock.systemUTC();
         private Executor executor;
+        private ScheduledExecutorService timer;
+        private LongSupplier nanoTime = System::nanoTime;
+        private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
         private long compactionThresholdBytes = 64L << 20;
         private Duration syncInterval = Duration.ZERO;
 
@@ -132,6 +141,27 @@ public final class EmbeddedFdb implements Database {
         /** The default executor of transactions; without it, the database owns a pool of daemon threads. */
         public Builder executor(Executor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
+         * The timer of retry backoffs and transaction timeouts, which the caller owns (closing the database does not
+         * shut it down), and the time, in nanoseconds of an arbitrary origin, that timeouts are measured in; without
+         * it, the database owns a daemon timer thread and measures with {@link System#nanoTime}. A deterministic
+         * simulation gives a timer on its own time.
+         */
+        public Builder timer(ScheduledExecutorService timer, LongSupplier nanoTime) {
+            this.timer = Objects.requireNonNull(timer, "timer");
+            this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+            return this;
+        }
+
+        /**
+         * The random numbers in [0, 1) that jitter retry backoffs (as FoundationDB's client does); by default
+         * {@link ThreadLocalRandom}'s. A deterministic simulation gives a seeded source.
+         */
+        public Builder jitter(DoubleSupplier jitter) {
+            this.jitter = Objects.requireNonNull(jitter, "jitter");
             return this;
         }
 
@@ -179,9 +209,18 @@ public final class EmbeddedFdb implements Database {
                     }, null, true);
             this.executor = ownedExecutor;
         }
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("embedded-fdb-" + id + "-timer"));
-        timer.setRemoveOnCancelPolicy(true);
-        this.scheduler = timer;
+        if (b.timer != null) {
+            this.scheduler = b.timer;
+            this.ownsScheduler = false;
+        } else {
+            ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
+                    daemon("embedded-fdb-" + id + "-timer"));
+            timer.setRemoveOnCancelPolicy(true);
+            this.scheduler = timer;
+            this.ownsScheduler = true;
+        }
+        this.nanoTime = b.nanoTime;
+        this.jitter = b.jitter;
         long windowVersions = b.mvccWindow.toNanos() / 1_000;
         this.engine = new EmbeddedEngine(b.clock, windowVersions, executor);
         AutoCloseable opened = null;
@@ -255,13 +294,23 @@ public final class EmbeddedFdb implements Database {
         return scheduler;
     }
 
+    /** Now, in the nanoseconds transaction timeouts are measured in. */
+    long nanoTime() {
+        return nanoTime.getAsLong();
+    }
+
+    /** A random number in [0, 1) for a retry's backoff. */
+    double jitter() {
+        return jitter.getAsDouble();
+    }
+
     // ------------------------------------------------------------------ Database
 
     @Override
     public Transaction createTransaction(Executor e) {
         checkOpen();
         return new EmbeddedTransaction(this, engine, Objects.requireNonNull(e, "executor"), settings.newTransaction(),
-                new EmbeddedTransaction.Carried(System.nanoTime(), 0, RetryPolicy.INITIAL_BACKOFF_MS));
+                new EmbeddedTransaction.Carried(nanoTime(), 0, RetryPolicy.INITIAL_BACKOFF_MS));
     }
 
     @Override
@@ -385,7 +434,9 @@ public final class EmbeddedFdb implements Database {
     }
 
     private void shutdownThreads() {
-        scheduler.shutdownNow();
+        if (ownsScheduler) {
+            scheduler.shutdownNow();
+        }
         if (ownedExecutor != null) {
             ownedExecutor.shutdown();
         }

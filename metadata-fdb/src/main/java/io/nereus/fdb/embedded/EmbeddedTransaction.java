@@ -16,7 +16,6 @@ import io.nereus.fdb.FdbErrors;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -365,7 +364,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                 return futures.failed(new EmbeddedFdbException(FdbErrors.TRANSACTION_CANCELLED));
             }
             Optional<RetryPolicy.Retry> retry = RetryPolicy.decide(fe.getCode(), carried.retries(),
-                    carried.backoffMillis(), settings, () -> ThreadLocalRandom.current().nextDouble());
+                    carried.backoffMillis(), settings, db::jitter);
             if (retry.isEmpty()) {
                 return futures.failed(error);
             }
@@ -387,7 +386,7 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
 
     private void scheduleTimeout() {
         synchronized (this) {
-            lifecycle.scheduleTimeout(settings.timeoutMillis, carried.createdNanos(), this::timeOut);
+            lifecycle.scheduleTimeout(settings.timeoutMillis, carried.createdNanos(), db.nanoTime(), this::timeOut);
         }
     }
 

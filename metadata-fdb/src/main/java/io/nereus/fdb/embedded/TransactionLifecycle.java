@@ -137,9 +137,10 @@ final class TransactionLifecycle {
 
     /**
      * (Re)arms the timeout: {@code onTimeout} runs on the scheduler once {@code timeoutMillis} have passed since
-     * {@code createdNanos} (the first attempt's creation); {@code 0} disarms it.
+     * {@code createdNanos} (the first attempt's creation; {@code nowNanos} is now, in the same time); {@code 0}
+     * disarms it.
      */
-    void scheduleTimeout(long timeoutMillis, long createdNanos, Runnable onTimeout) {
+    void scheduleTimeout(long timeoutMillis, long createdNanos, long nowNanos, Runnable onTimeout) {
         if (timeoutTask != null) {
             timeoutTask.cancel(false);
             timeoutTask = null;
@@ -147,7 +148,7 @@ final class TransactionLifecycle {
         if (timeoutMillis <= 0) {
             return;
         }
-        long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - createdNanos);
+        long elapsed = TimeUnit.NANOSECONDS.toMillis(nowNanos - createdNanos);
         long remaining = Math.max(0, timeoutMillis - elapsed);
         timeoutTask = scheduler.schedule(onTimeout, remaining, TimeUnit.MILLISECONDS);
     }
