@@ -6,8 +6,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Netty's leak detector, recording every leak it reports (and logging it as Netty's does) so that a test can fail
- * on one ({@link LeakDetection}). Netty builds its detectors when its buffer classes load, so this one is installed
- * by the system property {@code io.netty.customResourceLeakDetector}, which the test JVMs set (the modules' pom).
+ * on one ({@link LeakDetection}; pulsar-it's ReadLeakTest through this module's test-jar). Netty builds its detectors
+ * when its buffer classes load, so this one is installed by the system property
+ * {@code io.netty.customResourceLeakDetector}, which the test JVMs set (both modules' poms).
  */
 public final class RecordingLeakDetector<T> extends ResourceLeakDetector<T> {
     private static final List<String> REPORTS = new CopyOnWriteArrayList<>();
@@ -23,12 +24,12 @@ public final class RecordingLeakDetector<T> extends ResourceLeakDetector<T> {
     }
 
     /** Whether Netty made its detectors of this class (the system property was set before Netty loaded). */
-    static boolean installed() {
+    public static boolean installed() {
         return installed;
     }
 
     /** The records of every leak reported so far, in order. */
-    static List<String> reports() {
+    public static List<String> reports() {
         return REPORTS;
     }
 
