@@ -18,9 +18,9 @@ import java.util.zip.CRC32C;
  * Writes one sparse stream object ({@link StreamObjectFormat} version 2) to a local file entry by entry, so that an
  * object of any size is written while holding only a write buffer of {@value #WRITE_BUFFER_BYTES} bytes and the
  * block index ({@value StreamObjectFormat#INDEX_ENTRY_BYTES} bytes per block) in memory; the file is then put whole
- * ({@link ObjectContent#ofFile}). The bytes are exactly those {@link StreamObjectWriter#encodeSparse} produces for the
- * same entries and block target: entries are grouped into blocks the same way, each block's CRC-32C is computed as
- * its bytes are written, and the header (which counts entries and blocks) is written in place at {@link #finish}.
+ * ({@link ObjectContent#ofFile}). It is the one writer of sparse objects. Entries are grouped into blocks as
+ * {@link StreamObjectWriter} groups a dense object's, each block's CRC-32C is computed as its bytes are written, and
+ * the header (which counts entries and blocks) is written in place at {@link #finish}.
  *
  * <p>{@link #bufferedBytes()} is what the writer holds at a time: the bytes waiting in its write buffer, the index
  * built so far and the entry being added (its payload is the caller's until it is in the buffer or the file);

@@ -13,11 +13,11 @@ import java.util.Objects;
 import java.util.zip.CRC32C;
 
 /**
- * Encodes one range of one stream as a stream object ({@link StreamObjectFormat}): dense (consecutive entries) or
- * sparse (entries at their own offsets inside an explicit coverage, the compacted view). Entries are
+ * Encodes one range of one stream as a dense stream object ({@link StreamObjectFormat}: consecutive entries). Entries are
  * grouped into blocks of at most {@code blockTargetBytes} stored bytes (entry headers included), except that a
  * block holds at least one entry, so one large entry makes one large block. Stateless: safe from any thread. The
- * object is built in memory; {@link StreamObjectSpill} writes the same sparse object to a file entry by entry.
+ * object is built in memory. Sparse objects (entries at their own offsets inside an explicit coverage, the compacted
+ * view) are written to a file entry by entry by {@link StreamObjectSpill}, which shares {@link #header}.
  */
 public final class StreamObjectWriter {
     private final int blockTargetBytes;
@@ -51,38 +51,11 @@ public final class StreamObjectWriter {
             }
             expected = e.range().end();
         }
-        return write(stream, view, new OffsetRange(first, expected), entries, false);
+        return write(stream, view, new OffsetRange(first, expected), entries);
     }
 
-    /**
-     * The sparse object ({@link StreamObjectFormat} version 2) of {@code coverage}, holding {@code entries} at their
-     * own offsets: in increasing order, not overlapping, inside {@code coverage}, possibly none.
-     *
-     * @throws IllegalArgumentException naming the first entry out of order or outside the coverage, an empty
-     *                                  coverage, or an object over 2 GiB
-     */
-    public Encoded encodeSparse(StreamId stream, ReadView view, OffsetRange coverage, List<StreamEntry> entries) {
-        Objects.requireNonNull(stream, "stream");
-        Objects.requireNonNull(view, "view");
-        Objects.requireNonNull(coverage, "coverage");
-        if (coverage.isEmpty()) {
-            throw new IllegalArgumentException("a sparse stream object needs a non-empty coverage");
-        }
-        long next = coverage.start();
-        for (int i = 0; i < entries.size(); i++) {
-            StreamEntry e = entries.get(i);
-            if (e.range().start() < next || e.range().end() > coverage.end()) {
-                throw new IllegalArgumentException("sparse stream object entry " + i + " " + e.range()
-                        + " is out of order or outside the coverage " + coverage);
-            }
-            next = e.range().end();
-        }
-        return write(stream, view, coverage, entries, true);
-    }
-
-    private Encoded write(StreamId stream, ReadView view, OffsetRange range, List<StreamEntry> entries,
-            boolean sparse) {
-        int entryHeader = sparse ? StreamObjectFormat.SPARSE_ENTRY_HEADER_BYTES : StreamObjectFormat.ENTRY_HEADER_BYTES;
+    private Encoded write(StreamId stream, ReadView view, OffsetRange range, List<StreamEntry> entries) {
+        int entryHeader = StreamObjectFormat.ENTRY_HEADER_BYTES;
         long size = StreamObjectFormat.HEADER_BYTES;
         List<int[]> blocks = new ArrayList<>(); // {first entry index, entry count}
         int blockStart = 0;
@@ -111,8 +84,7 @@ public final class StreamObjectWriter {
             throw new IllegalArgumentException("stream object would be " + size + " bytes, more than 2^31-1");
         }
         ByteBuffer b = ByteBuffer.allocate((int) size);
-        byte[] header = header(sparse ? StreamObjectFormat.SPARSE_VERSION : StreamObjectFormat.VERSION, stream, view,
-                range, entries.size(), blocks.size());
+        byte[] header = header(StreamObjectFormat.VERSION, stream, view, range, entries.size(), blocks.size());
         b.put(header);
         ByteBuffer index = ByteBuffer.allocate((int) indexLength);
         index.put(header);
@@ -121,9 +93,6 @@ public final class StreamObjectWriter {
             long blockFirst = entries.get(block[0]).range().start();
             for (int i = block[0]; i < block[0] + block[1]; i++) {
                 StreamEntry e = entries.get(i);
-                if (sparse) {
-                    b.putLong(e.range().start());
-                }
                 b.putInt((int) e.range().length()).putInt(e.size());
                 ByteBuf p = e.payload();
                 int at = b.position();
@@ -158,7 +127,7 @@ public final class StreamObjectWriter {
      * An encoded stream object.
      *
      * @param bytes    the whole object, to be stored as is
-     * @param range    the offsets it holds (dense) or covers (sparse)
+     * @param range    the offsets it holds
      * @param checksum its index CRC-32C, which the publishing index record stores and every read checks
      * @param entries  entries held
      * @param blocks   blocks written

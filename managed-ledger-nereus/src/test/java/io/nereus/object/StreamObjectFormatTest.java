@@ -12,6 +12,9 @@ import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -22,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class StreamObjectFormatTest {
     private static final StreamId STREAM = StreamId.of(42);
@@ -295,12 +299,30 @@ class StreamObjectFormatTest {
         return out;
     }
 
+    @TempDir
+    Path spillDir;
+
+    /** A sparse object as the compactor writes it: through a {@link StreamObjectSpill}, entry by entry. */
+    private record Sparse(byte[] bytes, Checksum checksum, OffsetRange range, int blocks) {
+    }
+
+    private Sparse sparse(OffsetRange coverage, List<StreamEntry> entries) throws IOException {
+        Path file = Files.createTempFile(spillDir, "sparse", ".obj");
+        try (StreamObjectSpill spill = StreamObjectSpill.create(file, STREAM, ReadView.TOPIC_COMPACTED, coverage,
+                1024)) {
+            for (StreamEntry e : entries) {
+                spill.add(e);
+            }
+            StreamObjectSpill.Spilled done = spill.finish();
+            return new Sparse(Files.readAllBytes(file), done.checksum(), done.range(), done.blocks());
+        }
+    }
+
     @Test
-    void sparse_roundTripsEntriesAtTheirOffsets_andReadsFromAGap() {
+    void sparse_roundTripsEntriesAtTheirOffsets_andReadsFromAGap() throws Exception {
         List<StreamEntry> kept = sparseEntries(200, 300, 7);
         OffsetRange coverage = new OffsetRange(0, kept.get(kept.size() - 1).range().end() + 5);
-        StreamObjectWriter.Encoded enc = new StreamObjectWriter(1024).encodeSparse(STREAM, ReadView.TOPIC_COMPACTED,
-                coverage, kept);
+        Sparse enc = sparse(coverage, kept);
         assertThat(enc.range()).isEqualTo(coverage);
         assertThat(enc.blocks()).isGreaterThan(1);
         StreamObjectReader r = open(new Stored(enc.bytes()), enc.checksum(), new BlockCache(1 << 20));
@@ -322,9 +344,8 @@ class StreamObjectFormatTest {
     }
 
     @Test
-    void sparse_withoutEntries_coversItsRangeAndReadsNothing() {
-        StreamObjectWriter.Encoded enc = new StreamObjectWriter(1024).encodeSparse(STREAM, ReadView.TOPIC_COMPACTED,
-                new OffsetRange(0, 50), List.of());
+    void sparse_withoutEntries_coversItsRangeAndReadsNothing() throws Exception {
+        Sparse enc = sparse(new OffsetRange(0, 50), List.of());
         StreamObjectReader r = open(new Stored(enc.bytes()), enc.checksum(), new BlockCache(0));
         assertThat(r.range()).isEqualTo(new OffsetRange(0, 50));
         assertThat(await(r.read(10, 10, Long.MAX_VALUE))).isEmpty();
@@ -332,21 +353,19 @@ class StreamObjectFormatTest {
 
     @Test
     void sparse_refusesEntriesOutOfOrderOrOutsideTheCoverage() {
-        StreamObjectWriter w = new StreamObjectWriter(1024);
         StreamEntry a = new StreamEntry(new OffsetRange(5, 6), new byte[] {1});
         StreamEntry b = new StreamEntry(new OffsetRange(3, 4), new byte[] {2});
-        assertThatThrownBy(() -> w.encodeSparse(STREAM, ReadView.TOPIC_COMPACTED, new OffsetRange(0, 10),
-                List.of(a, b))).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> w.encodeSparse(STREAM, ReadView.TOPIC_COMPACTED, new OffsetRange(0, 5),
-                List.of(a))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> sparse(new OffsetRange(0, 10), List.of(a, b)))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> sparse(new OffsetRange(0, 5), List.of(a)))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
-    void sparse_corruptEntryOffset_isCorruptData() {
+    void sparse_corruptEntryOffset_isCorruptData() throws Exception {
         List<StreamEntry> kept = List.of(new StreamEntry(new OffsetRange(3, 4), new byte[] {1}),
                 new StreamEntry(new OffsetRange(8, 9), new byte[] {2}));
-        StreamObjectWriter.Encoded enc = new StreamObjectWriter(1024).encodeSparse(STREAM, ReadView.TOPIC_COMPACTED,
-                new OffsetRange(0, 10), kept);
+        Sparse enc = sparse(new OffsetRange(0, 10), kept);
         byte[] bytes = enc.bytes().clone();
         // the second entry's offset (after header 40, entry one 16 + 1) rewritten to 2, before the first's end
         java.nio.ByteBuffer.wrap(bytes).putLong(40 + 17, 2);

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link StreamObjectSpill} writes byte for byte the object {@link StreamObjectWriter#encodeSparse} encodes. */
+/** {@link StreamObjectSpill} writes sparse stream objects that the reader reads back exactly, holding a bounded buffer. */
 class StreamObjectSpillTest {
     private static final StreamId STREAM = StreamId.of(7);
 
@@ -57,7 +57,7 @@ class StreamObjectSpillTest {
     }
 
     @Test
-    void spill_equalsTheObjectEncodedInMemory_forSmallLargeAndNoEntries() throws Exception {
+    void spill_readsBack_forSmallLargeAndNoEntries_andEveryBlockTarget() throws Exception {
         int[][] cases = { // {entries, max payload, block target}
             {0, 0, 1024}, {1, 10, 1024}, {500, 300, 1024}, {300, 40_000, 16 * 1024}, {20, 200_000, 64 * 1024},
             {50, 100, 1}};
@@ -65,17 +65,30 @@ class StreamObjectSpillTest {
             List<StreamEntry> entries = sparse(cases[i][0], cases[i][1], i);
             long end = entries.isEmpty() ? 5 : entries.get(entries.size() - 1).range().end() + 3;
             OffsetRange coverage = new OffsetRange(0, end);
-            StreamObjectWriter.Encoded encoded = new StreamObjectWriter(cases[i][2]).encodeSparse(STREAM,
-                    ReadView.TOPIC_COMPACTED, coverage, entries);
 
             StreamObjectSpill.Spilled spilled = spill("case-" + i, coverage, cases[i][2], entries, new long[1]);
+            byte[] bytes = Files.readAllBytes(spilled.file());
+            StreamObjectReader reader = StreamObjectReader.open("case-" + i, bytes.length, spilled.checksum(),
+                    (position, length) -> CompletableFuture.completedFuture(
+                            Arrays.copyOfRange(bytes, (int) position, (int) position + length)), new BlockCache(0))
+                    .get(10, TimeUnit.SECONDS);
+            List<StreamEntry> read = reader.read(0, Integer.MAX_VALUE, Long.MAX_VALUE).get(10, TimeUnit.SECONDS);
 
-            assertThat(Files.readAllBytes(spilled.file())).as("case %s", i).isEqualTo(encoded.bytes());
-            assertThat(spilled.size()).isEqualTo(encoded.bytes().length);
-            assertThat(spilled.checksum()).isEqualTo(encoded.checksum());
-            assertThat(spilled.entries()).isEqualTo(encoded.entries());
-            assertThat(spilled.blocks()).isEqualTo(encoded.blocks());
+            assertThat(spilled.size()).as("case %s", i).isEqualTo(bytes.length);
+            assertThat(spilled.entries()).as("case %s", i).isEqualTo(entries.size());
             assertThat(spilled.range()).isEqualTo(coverage);
+            assertThat(reader.range()).isEqualTo(coverage);
+            if (cases[i][2] == 1) {
+                assertThat(spilled.blocks()).as("one block per entry").isEqualTo(entries.size());
+            } else {
+                assertThat(spilled.blocks()).isBetween(entries.isEmpty() ? 0 : 1, entries.size());
+            }
+            assertThat(read).as("case %s", i).hasSize(entries.size());
+            for (int k = 0; k < read.size(); k++) {
+                assertThat(read.get(k).range()).isEqualTo(entries.get(k).range());
+                assertThat(read.get(k).bytes()).isEqualTo(entries.get(k).bytes());
+            }
+            StreamEntry.releaseAll(read);
         }
     }
 
