@@ -52,12 +52,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Memory: the {@link KeyTable} (one entry per live key), never the topic nor what is kept: both phases and the
  * read-back read in chunks of at most {@value #READ_ENTRIES} entries and {@code READ_BYTES} (8 MiB) beyond the
- * first, and phase two writes each kept entry at once into a local spill file ({@link StreamObjectSpill}, holding a
+ * first (a phase asks for the next chunk while the policy works through one, so it holds at most two), and phase
+ * two writes each kept entry at once into a local spill file ({@link StreamObjectSpill}, holding a
  * {@value StreamObjectSpill#WRITE_BUFFER_BYTES}-byte write buffer and the block index, 28 bytes per block), which is
  * then put as the object ({@link ObjectContent#ofFile}: copied or uploaded in bounded pieces) and deleted;
  * {@link CompactionResult.Published#peakBufferedBytes} reports what the spill held at most. The read-back check
- * compares a SHA-256 of the kept entries' offsets and payloads, computed as they were written. The horizon never moves backwards: the index refuses a publication that would not move it
- * forward or that was made from another compacted generation than the current one.
+ * compares a SHA-256 of the kept entries' offsets and payloads, computed as they were written. The horizon never
+ * moves backwards: the index refuses a publication that would not move it forward or that was made from another
+ * compacted generation than the current one.
  *
  * <p>Threads: the policy runs on the compactor's own thread; the methods may be called from any thread and never
  * block. A compaction that fails leaves the current generation as it was; an object it wrote and did not publish
@@ -314,14 +316,23 @@ public final class TopicCompactor implements AutoCloseable {
             return done;
         }
 
-        /** Reads [{@code from}, {@code to}) chunk by chunk on {@link #exec}, then runs {@code then}. */
+        /**
+         * Reads [{@code from}, {@code to}) chunk by chunk on {@link #exec}, then runs {@code then}. The next chunk is
+         * asked for as soon as one arrives, before the policy sees it, so reading and compacting overlap: at most two
+         * chunks are held at a time.
+         */
         private void step(CommittedReader source, long from, long to, boolean sparse, Consumer<StreamEntry> each,
                 Runnable then, CompletableFuture<Void> failed) {
             if (from >= to) {
                 then.run();
                 return;
             }
-            source.read(from, READ_ENTRIES, READ_BYTES).whenComplete((entries, error) -> {
+            await(source, from, to, sparse, each, then, failed, source.read(from, READ_ENTRIES, READ_BYTES));
+        }
+
+        private void await(CommittedReader source, long from, long to, boolean sparse, Consumer<StreamEntry> each,
+                Runnable then, CompletableFuture<Void> failed, CompletableFuture<List<StreamEntry>> read) {
+            read.whenComplete((entries, error) -> {
                 try {
                     exec.execute(() -> take(source, from, to, sparse, each, then, failed, entries, error));
                 } catch (RejectedExecutionException e) {
@@ -333,13 +344,20 @@ public final class TopicCompactor implements AutoCloseable {
             });
         }
 
-        /** One chunk read by {@link #step}: every entry goes to {@code each}, then is released, whatever happens. */
+        /**
+         * One chunk read by {@link #step}: asks for the chunk after it, then gives every entry to {@code each} and
+         * releases it, whatever happens. When the chunk asked for ahead is not needed (the pass ended, or failed) its
+         * entries are released when they arrive.
+         */
         private void take(CommittedReader source, long from, long to, boolean sparse, Consumer<StreamEntry> each,
                 Runnable then, CompletableFuture<Void> failed, List<StreamEntry> entries, Throwable error) {
             if (error != null) {
                 failed.completeExceptionally(Failures.unwrap(error));
                 return;
             }
+            long ahead = entries.isEmpty() ? from : entries.get(entries.size() - 1).range().end();
+            CompletableFuture<List<StreamEntry>> prefetch = ahead > from && ahead < to
+                    ? source.read(ahead, READ_ENTRIES, READ_BYTES) : null;
             long next = from;
             try {
                 for (StreamEntry e : entries) {
@@ -361,12 +379,25 @@ public final class TopicCompactor implements AutoCloseable {
                     next = to;
                 }
             } catch (RuntimeException e) {
+                discard(prefetch);
                 failed.completeExceptionally(e);
                 return;
             } finally {
                 StreamEntry.releaseAll(entries);
             }
-            step(source, next, to, sparse, each, then, failed);
+            if (prefetch != null && next == ahead) {
+                await(source, ahead, to, sparse, each, then, failed, prefetch);
+            } else {
+                discard(prefetch);
+                step(source, next, to, sparse, each, then, failed);
+            }
+        }
+
+        /** Releases the entries of a read nobody takes, once they arrive. */
+        private void discard(CompletableFuture<List<StreamEntry>> read) {
+            if (read != null) {
+                read.thenAccept(StreamEntry::releaseAll);
+            }
         }
 
         private CompletableFuture<CompactionResult> writeAndPublish() {
