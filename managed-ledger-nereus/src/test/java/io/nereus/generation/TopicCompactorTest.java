@@ -35,6 +35,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -299,6 +300,35 @@ class TopicCompactorTest {
         assertThat(r).isInstanceOf(CompactionResult.Published.class);
         assertThat(compacted(((CompactionResult.Published) r).record())).hasSize(100)
                 .allMatch(kept -> Integer.parseInt(kept.substring(kept.indexOf('=') + 1)) >= entries - 100);
+    }
+
+    @Test
+    void start_removesSpillFilesOfProcessesNoLongerRunning_andKeepsEveryOtherFile(@TempDir Path spillDir)
+            throws Exception {
+        Process exited = new ProcessBuilder("true").start();
+        exited.waitFor();
+        long dead = exited.pid();
+        Path abandoned = Files.writeString(spillDir.resolve(TopicCompactor.SPILL_PREFIX + dead + "-1.object"), "x");
+        Path ours = Files.writeString(spillDir.resolve(TopicCompactor.SPILL_PREFIX + ProcessHandle.current().pid()
+                + "-2.object"), "x");
+        long parentPid = ProcessHandle.current().parent().map(ProcessHandle::pid).orElseThrow();
+        Path running = Files.writeString(spillDir.resolve(TopicCompactor.SPILL_PREFIX + parentPid + "-3.object"), "x");
+        Path unnamed = Files.writeString(spillDir.resolve(TopicCompactor.SPILL_PREFIX + "4.object"), "x");
+        Path other = Files.writeString(spillDir.resolve("other-" + dead + ".object"), "x");
+
+        try (TopicCompactor compactor = new TopicCompactor(engine.metadata.index(),
+                new ObjectTargetReader(engine.objects, new BlockCache(0), 16), engine.objects, 4096, spillDir,
+                Clock.systemUTC(), Duration.ofMinutes(5), s -> { }, EngineRuntime.THREADS)) {
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !Files.exists(abandoned));
+            assertThat(compactor.removeAbandonedSpills()).as("nothing more to remove").isZero();
+        }
+        assertThat(ours).as("this process's").exists();
+        assertThat(running).as("a running process's").exists();
+        assertThat(unnamed).as("a name without a process id").exists();
+        assertThat(other).as("not a spill file").exists();
+        assertThat(TopicCompactor.spillPid(TopicCompactor.SPILL_PREFIX + "17-abc.object")).hasValue(17);
+        assertThat(TopicCompactor.spillPid(TopicCompactor.SPILL_PREFIX + "x7-abc.object")).isEmpty();
+        assertThat(TopicCompactor.spillPid(TopicCompactor.SPILL_PREFIX + "17-abc.tmp")).isEmpty();
     }
 
     /** {@link KeyValuePolicy} whose first scan waits until released: holds a compaction after it read the view. */
