@@ -23,6 +23,8 @@ final class Model {
     long seenTrim;
     long trim;
     long cursorMarkDelete;
+    /** The highest compacted horizon seen published; the stored one may never be lower. */
+    long horizon;
     List<OffsetRange> cursorRanges = new ArrayList<>();
     private long sequence;
 

@@ -9,8 +9,10 @@ import io.nereus.fdb.embedded.CommitFault;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import io.nereus.generation.CollectorConfig;
 import io.nereus.generation.MaterializerConfig;
+import io.nereus.generation.CompactionResult;
 import io.nereus.metadata.AppendEntry;
 import io.nereus.metadata.CursorState;
+import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
 import io.nereus.metadata.OffsetRange;
@@ -29,6 +31,7 @@ import io.nereus.wal.WalConfig;
 import io.nereus.wal.WalObserver;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,7 +58,8 @@ final class Simulation {
 
     /** The figures of a run; {@code trace} is the hash of everything it saw (equal for two runs of one seed). */
     record Result(long seed, long steps, long appendsAcked, long appendsFailed, long reads, long crashes,
-            long fences, long faults, long zombieAppendsRefused, long tasks, Duration simulatedTime, long trace,
+            long fences, long faults, long zombieAppendsRefused, long compactionsPublished, long tasks,
+            Duration simulatedTime, long trace,
             Duration elapsed, Duration cpu) {
     }
 
@@ -87,6 +91,9 @@ final class Simulation {
     private long appendsFailed;
     private long reads;
     private long crashes;
+    /** Compactions published. */
+    private long compactions;
+    private static final SimCompactionPolicy COMPACTION = new SimCompactionPolicy();
     private long fences;
     private long faults;
     private long zombieRefused;
@@ -143,7 +150,7 @@ final class Simulation {
             fdb.close();
         }
         return new Result(seed, steps, appendsAcked, appendsFailed, reads, crashes, fences, faults, zombieRefused,
-                loop.tasksRun(), Duration.ofNanos(clock.nanos()), trace.value(),
+                compactions, loop.tasksRun(), Duration.ofNanos(clock.nanos()), trace.value(),
                 Duration.ofNanos(System.nanoTime() - started), Duration.ofNanos(threadCpuNanos() - cpuBefore));
     }
 
@@ -222,6 +229,8 @@ final class Simulation {
             crash();
         } else if (roll < 945) {
             fence();
+        } else if (roll < 955) {
+            compact(models[random.nextInt(STREAMS)]);
         } else {
             read(models[random.nextInt(STREAMS)]);
         }
@@ -425,6 +434,94 @@ final class Simulation {
     }
 
     /**
+     * Compacts the stream into its TOPIC_COMPACTED view ({@link SimCompactionPolicy}); a failure (faults, a fenced
+     * or trimmed stream) is allowed, a publication is checked ({@link #checkCompacted}).
+     */
+    private void compact(Model m) {
+        NereusStream s = broker.handle(m);
+        if (s == null) {
+            return;
+        }
+        Outcome<CompactionResult> o = outcome(broker.storage.compact(s, COMPACTION));
+        if (o.value instanceof CompactionResult.Published) {
+            compactions++;
+        }
+        trace.add(8, o.value instanceof CompactionResult.Published ? 1 : o.value == null ? 2 : 0);
+        checkCompacted(m);
+    }
+
+    /**
+     * The compacted view of {@code m} as stored now: its horizon never below one published before (across crashes,
+     * fences and new writers); its entries below the horizon, in offset order, one per key, each the payload that
+     * was appended at its offset; and for every acknowledged entry below the horizon not trimmed, its key kept at
+     * that offset or a later one.
+     */
+    private void checkCompacted(Model m) {
+        if (m.id == null) {
+            return;
+        }
+        Outcome<Optional<IndexRecord>> current = outcome(broker.storage.compactor().compactedRecord(m.id));
+        if (current.value == null) {
+            return; // the metadata read failed (an injected fault): checked at a later step
+        }
+        if (current.value.isEmpty()) {
+            if (m.horizon > 0) {
+                fail(m.name + " compacted view gone after horizon " + m.horizon + " was published");
+            }
+            return;
+        }
+        IndexRecord record = current.value.get();
+        if (record.endOffset() < m.horizon) {
+            fail(m.name + " compacted horizon went back from " + m.horizon + " to " + record.endOffset());
+        }
+        m.horizon = record.endOffset();
+        Outcome<List<StreamEntry>> read = outcome(broker.storage.compactor().read(record, 0, Integer.MAX_VALUE,
+                Long.MAX_VALUE));
+        if (read.value == null) {
+            return; // a retriable object read failure; the view is checked again at a later step
+        }
+        Map<String, Long> kept = new HashMap<>();
+        long previous = -1;
+        try {
+            for (StreamEntry e : read.value) {
+                long at = e.range().start();
+                byte[] payload = e.bytes();
+                if (at <= previous || at >= record.endOffset()) {
+                    fail(m.name + " compacted entry at " + at + " out of order or beyond the horizon "
+                            + record.endOffset());
+                }
+                previous = at;
+                if (kept.put(SimCompactionPolicy.key(payload.length), at) != null) {
+                    fail(m.name + " compacted view keeps two entries of key " + SimCompactionPolicy.key(payload.length));
+                }
+                byte[] acked = m.acked.get(at);
+                // an entry not known as acknowledged is one whose append's outcome was unknown (a crash)
+                if (acked != null ? !Arrays.equals(acked, payload) : !submittedPayload(m, payload)) {
+                    fail(m.name + " compacted entry at " + at + " holds bytes never appended there");
+                }
+            }
+        } finally {
+            StreamEntry.releaseAll(read.value);
+        }
+        for (Map.Entry<Long, byte[]> a : m.acked.headMap(record.endOffset()).entrySet()) {
+            Long at = kept.get(SimCompactionPolicy.key(a.getValue().length));
+            if (at == null || at < a.getKey()) {
+                fail(m.name + " acknowledged entry at " + a.getKey() + " below horizon " + record.endOffset()
+                        + " has its key " + SimCompactionPolicy.key(a.getValue().length) + " at " + at);
+            }
+        }
+    }
+
+    private static boolean submittedPayload(Model m, byte[] payload) {
+        for (byte[] p : m.submitted.values()) {
+            if (Arrays.equals(p, payload)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * The broker dies at an arbitrary point of the work in flight: appends handed to the WAL, and sometimes a slice
      * roll, a materializer or a collector pass, run for a number of tasks drawn from the seed, then the process is
      * killed. What was acknowledged before it died must survive; the rest may or may not have been stored.
@@ -565,6 +662,7 @@ final class Simulation {
         for (Model m : models) {
             verifyStream(m);
             checkCursor(m);
+            checkCompacted(m);
         }
     }
 

@@ -99,8 +99,9 @@ class SimulationTest {
         assertThat(b.tasks()).as("tasks run").isEqualTo(a.tasks());
         assertThat(b.simulatedTime()).as("simulated time").isEqualTo(a.simulatedTime());
         assertThat(List.of(b.appendsAcked(), b.appendsFailed(), b.reads(), b.crashes(), b.fences(), b.faults(),
-                b.zombieAppendsRefused())).as("counts").isEqualTo(List.of(a.appendsAcked(), a.appendsFailed(),
-                        a.reads(), a.crashes(), a.fences(), a.faults(), a.zombieAppendsRefused()));
+                b.zombieAppendsRefused(), b.compactionsPublished())).as("counts").isEqualTo(List.of(a.appendsAcked(),
+                        a.appendsFailed(), a.reads(), a.crashes(), a.fences(), a.faults(), a.zombieAppendsRefused(),
+                        a.compactionsPublished()));
     }
 
     /** The trace tells runs apart: two seeds give two traces (so the replay check above can fail). */
