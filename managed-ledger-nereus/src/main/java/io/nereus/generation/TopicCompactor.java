@@ -25,7 +25,6 @@ import io.nereus.object.StreamObjectSpill;
 import io.nereus.runtime.EngineRuntime;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -35,7 +34,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -74,9 +72,6 @@ public final class TopicCompactor implements AutoCloseable {
     static final int READ_ENTRIES = 1000;
     /** Payload bytes asked of one read (beyond its first entry). */
     static final long READ_BYTES = 8L << 20;
-    /** Name prefix and suffix of a compaction's spill file. */
-    static final String SPILL_PREFIX = "nereus-compaction-";
-    static final String SPILL_SUFFIX = ".object";
 
     /**
      * Reads committed entries of the stream from an offset: at most so many entries and, beyond the first, bytes. The
@@ -116,10 +111,10 @@ public final class TopicCompactor implements AutoCloseable {
 
     /**
      * @param spillDir an existing directory where each compaction writes its object before putting it: one file
-     *                 {@value #SPILL_PREFIX}{@code <pid>-*}{@value #SPILL_SUFFIX} per compaction running, named by
-     *                 the process id, deleted when the compaction ends. A process that died (a crash, a kill) leaves
-     *                 its files behind; the compactor deletes, once when it starts, every such file in the directory
-     *                 whose process is no longer running ({@link #removeAbandonedSpills}).
+     *                 per compaction running, named by the process id ({@link CompactionSpills}), deleted when the
+     *                 compaction ends. A process that died (a crash, a kill) leaves its files behind; the compactor
+     *                 deletes, once when it starts, every such file in the directory whose process is no longer
+     *                 running.
      */
     public TopicCompactor(GenerationIndexStore index, ObjectTargetReader reader, ObjectStore objects, int blockBytes,
             Path spillDir, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published,
@@ -137,56 +132,7 @@ public final class TopicCompactor implements AutoCloseable {
         this.published = Objects.requireNonNull(published, "published");
         this.runtime = runtime;
         this.exec = runtime.executor("nereus-compactor");
-        exec.execute(this::removeAbandonedSpills);
-    }
-
-    /**
-     * Deletes the spill files in the spill directory whose process ({@value #SPILL_PREFIX}{@code <pid>-}) is no
-     * longer running on this host: what compactions of a process that died left behind. A file of a running process
-     * (this one, another broker) stays. Processes in another PID namespace sharing the directory (containers with one
-     * temporary directory mounted) look dead from here: a compaction of theirs whose file is deleted fails and is
-     * retried by its broker; nothing published depends on a spill file. Returns the files deleted.
-     */
-    int removeAbandonedSpills() {
-        int removed = 0;
-        long bytes = 0;
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(spillDir, SPILL_PREFIX + "*" + SPILL_SUFFIX)) {
-            for (Path f : files) {
-                OptionalLong pid = spillPid(f.getFileName().toString());
-                if (pid.isEmpty() || pid.getAsLong() == ProcessHandle.current().pid()
-                        || ProcessHandle.of(pid.getAsLong()).map(ProcessHandle::isAlive).orElse(false)) {
-                    continue;
-                }
-                long size = Files.size(f);
-                if (Files.deleteIfExists(f)) {
-                    removed++;
-                    bytes += size;
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("abandoned compaction spill files not removed: dir={}", spillDir, e);
-        }
-        if (removed > 0) {
-            LOG.info("removed compaction spill files left by processes no longer running: dir={} files={} bytes={}",
-                    spillDir, removed, bytes);
-        }
-        return removed;
-    }
-
-    /** The process id in a spill file's name, empty when the name has none (not written by this version). */
-    static OptionalLong spillPid(String fileName) {
-        if (!fileName.startsWith(SPILL_PREFIX) || !fileName.endsWith(SPILL_SUFFIX)) {
-            return OptionalLong.empty();
-        }
-        int dash = fileName.indexOf('-', SPILL_PREFIX.length());
-        if (dash <= SPILL_PREFIX.length()) {
-            return OptionalLong.empty();
-        }
-        try {
-            return OptionalLong.of(Long.parseLong(fileName.substring(SPILL_PREFIX.length(), dash)));
-        } catch (NumberFormatException e) {
-            return OptionalLong.empty();
-        }
+        exec.execute(() -> CompactionSpills.removeAbandoned(spillDir));
     }
 
     /** The published compacted generation of {@code stream}; its range end is the horizon. Empty: never compacted. */
@@ -320,8 +266,7 @@ public final class TopicCompactor implements AutoCloseable {
 
         private void openSpill() {
             try {
-                spillFile = Files.createTempFile(spillDir, SPILL_PREFIX + ProcessHandle.current().pid() + "-",
-                        SPILL_SUFFIX);
+                spillFile = CompactionSpills.create(spillDir);
                 spill = StreamObjectSpill.create(spillFile, stream, ReadView.TOPIC_COMPACTED, new OffsetRange(0, end),
                         blockBytes);
             } catch (IOException e) {
