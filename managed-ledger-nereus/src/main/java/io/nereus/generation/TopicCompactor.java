@@ -52,8 +52,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Memory: the {@link KeyTable} (one entry per live key), never the topic nor what is kept: both phases and the
  * read-back read in chunks of at most {@value #READ_ENTRIES} entries and {@code READ_BYTES} (8 MiB) beyond the
- * first (a phase asks for the next chunk while the policy works through one, so it holds at most two), and phase
- * two writes each kept entry at once into a local spill file ({@link StreamObjectSpill}, holding a
+ * first, and phase two writes each kept entry at once into a local spill file ({@link StreamObjectSpill}, holding a
  * {@value StreamObjectSpill#WRITE_BUFFER_BYTES}-byte write buffer and the block index, 28 bytes per block), which is
  * then put as the object ({@link ObjectContent#ofFile}: copied or uploaded in bounded pieces) and deleted;
  * {@link CompactionResult.Published#peakBufferedBytes} reports what the spill held at most. The read-back check
@@ -316,23 +315,14 @@ public final class TopicCompactor implements AutoCloseable {
             return done;
         }
 
-        /**
-         * Reads [{@code from}, {@code to}) chunk by chunk on {@link #exec}, then runs {@code then}. The next chunk is
-         * asked for as soon as one arrives, before the policy sees it, so reading and compacting overlap: at most two
-         * chunks are held at a time.
-         */
+        /** Reads [{@code from}, {@code to}) chunk by chunk on {@link #exec}, then runs {@code then}. */
         private void step(CommittedReader source, long from, long to, boolean sparse, Consumer<StreamEntry> each,
                 Runnable then, CompletableFuture<Void> failed) {
             if (from >= to) {
                 then.run();
                 return;
             }
-            await(source, from, to, sparse, each, then, failed, source.read(from, READ_ENTRIES, READ_BYTES));
-        }
-
-        private void await(CommittedReader source, long from, long to, boolean sparse, Consumer<StreamEntry> each,
-                Runnable then, CompletableFuture<Void> failed, CompletableFuture<List<StreamEntry>> read) {
-            read.whenComplete((entries, error) -> {
+            source.read(from, READ_ENTRIES, READ_BYTES).whenComplete((entries, error) -> {
                 try {
                     exec.execute(() -> take(source, from, to, sparse, each, then, failed, entries, error));
                 } catch (RejectedExecutionException e) {
@@ -344,20 +334,13 @@ public final class TopicCompactor implements AutoCloseable {
             });
         }
 
-        /**
-         * One chunk read by {@link #step}: asks for the chunk after it, then gives every entry to {@code each} and
-         * releases it, whatever happens. When the chunk asked for ahead is not needed (the pass ended, or failed) its
-         * entries are released when they arrive.
-         */
+        /** One chunk read by {@link #step}: every entry goes to {@code each}, then is released, whatever happens. */
         private void take(CommittedReader source, long from, long to, boolean sparse, Consumer<StreamEntry> each,
                 Runnable then, CompletableFuture<Void> failed, List<StreamEntry> entries, Throwable error) {
             if (error != null) {
                 failed.completeExceptionally(Failures.unwrap(error));
                 return;
             }
-            long ahead = entries.isEmpty() ? from : entries.get(entries.size() - 1).range().end();
-            CompletableFuture<List<StreamEntry>> prefetch = ahead > from && ahead < to
-                    ? source.read(ahead, READ_ENTRIES, READ_BYTES) : null;
             long next = from;
             try {
                 for (StreamEntry e : entries) {
@@ -379,25 +362,12 @@ public final class TopicCompactor implements AutoCloseable {
                     next = to;
                 }
             } catch (RuntimeException e) {
-                discard(prefetch);
                 failed.completeExceptionally(e);
                 return;
             } finally {
                 StreamEntry.releaseAll(entries);
             }
-            if (prefetch != null && next == ahead) {
-                await(source, ahead, to, sparse, each, then, failed, prefetch);
-            } else {
-                discard(prefetch);
-                step(source, next, to, sparse, each, then, failed);
-            }
-        }
-
-        /** Releases the entries of a read nobody takes, once they arrive. */
-        private void discard(CompletableFuture<List<StreamEntry>> read) {
-            if (read != null) {
-                read.thenAccept(StreamEntry::releaseAll);
-            }
+            step(source, next, to, sparse, each, then, failed);
         }
 
         private CompletableFuture<CompactionResult> writeAndPublish() {

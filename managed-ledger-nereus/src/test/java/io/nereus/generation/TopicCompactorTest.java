@@ -34,7 +34,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -260,46 +259,6 @@ class TopicCompactorTest {
                         .isEqualTo("k" + k + "=1" + filler);
             }
         }
-    }
-
-    @Test
-    void compact_asksForTheNextChunkBeforeThePolicySeesOne_andNeverMoreThanOneAhead() {
-        int entries = 2500; // chunks of TopicCompactor.READ_ENTRIES: 1000, 1000, 500
-        for (int i = 0; i < entries; i += 250) {
-            List<String> batch = new ArrayList<>();
-            for (int k = i; k < i + 250; k++) {
-                batch.add("k" + (k % 100) + "=" + k);
-            }
-            append(batch.toArray(new String[0]));
-        }
-        AtomicInteger asked = new AtomicInteger();
-        List<String> violations = new ArrayList<>();
-        int chunks = (entries + TopicCompactor.READ_ENTRIES - 1) / TopicCompactor.READ_ENTRIES;
-        KeyValuePolicy policy = new KeyValuePolicy() {
-            @Override
-            public void scan(StreamEntry entry, KeyTable table) {
-                // phase one: while the policy works through chunk c, chunk c + 1 (and no later one) was asked for
-                int chunk = (int) (entry.range().start() / TopicCompactor.READ_ENTRIES);
-                int expected = Math.min(chunk + 2, chunks);
-                if (asked.get() != expected) {
-                    violations.add("offset " + entry.range().start() + ": " + asked.get() + " reads asked, expected "
-                            + expected);
-                }
-                super.scan(entry, table);
-            }
-        };
-        StreamHead head = await(stream.head());
-        CompactionResult r = await(storage.compactor().compact(stream.id(), head, (from, n, bytes) -> {
-            asked.incrementAndGet();
-            return stream.read(ReadView.COMMITTED, from, n, bytes, BoundaryMode.EXACT_START)
-                    .thenApply(ReadResult::entries);
-        }, policy));
-
-        assertThat(violations).isEmpty();
-        assertThat(asked.get()).as("phase one's and phase two's reads").isEqualTo(2 * chunks);
-        assertThat(r).isInstanceOf(CompactionResult.Published.class);
-        assertThat(compacted(((CompactionResult.Published) r).record())).hasSize(100)
-                .allMatch(kept -> Integer.parseInt(kept.substring(kept.indexOf('=') + 1)) >= entries - 100);
     }
 
     @Test
