@@ -4,16 +4,16 @@ import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The multi-version key space: for each key, the values it held at each committed version still inside the
  * MVCC window.
  *
  * <p>Threading: one writer at a time (the commit critical section calls {@link #set}, {@link #clearRange}
- * and {@link #prune}); any number of concurrent readers. Each key's history is an immutable {@link Chain}
- * replaced as a whole, so a reader always sees a consistent chain. Keys are indexed twice: a hash map for
- * point reads and writes, an {@link OrderedIndex} for ordered reads; both lead to the same slot. Range reads see the
+ * and {@link #prune}); any number of concurrent readers. A key written once keeps its one entry in its
+ * {@link Slot}; a key written again keeps its history in an immutable {@link Chain} replaced as a whole, so a reader
+ * always sees a consistent history. Keys are indexed twice: a {@link SlotTable} by content for point reads and
+ * writes, an {@link OrderedIndex} for ordered reads; both lead to the same slot. Range reads see the
  * keys as of the last {@link #publish}, which the engine calls before a commit's version becomes visible.
  *
  * <p>Pruning keeps, for every key, the newest entry at or below the cutoff and everything after it; a key
@@ -120,9 +120,23 @@ final class VersionedStore {
         }
     }
 
-    /** One key's place in both indexes; its chain is replaced whole by the writer, {@code null} once removed. */
-    private static final class Slot {
+    /**
+     * One key's place in both indexes. A key written once (a generation-0 index record, an intent: most keys of a
+     * broker's store) holds that entry in the slot itself, with no {@link Chain}: {@link #first} and
+     * {@link #firstVersion}. Its second write moves both entries into a chain and drops the inline value, so a key
+     * written often does not keep its first value. {@link #chain} is {@code null} while the inline entry is the only
+     * one, {@link #REMOVED} once the key left the store.
+     */
+    static final class Slot {
         final byte[] key;
+        final int hash;
+        final long firstVersion;
+        /**
+         * The first entry's value ({@code null}: a deletion) while {@link #chain} is {@code null}. Volatile, as is the
+         * chain: the writer publishes the chain before it drops this value, so a reader that still finds no chain
+         * also still finds this value.
+         */
+        volatile byte[] first;
         volatile Chain chain;
         /**
          * The newest commit version whose write conflict ranges covered exactly this key (a point write that mutated
@@ -130,28 +144,47 @@ final class VersionedStore {
          */
         long conflictVersion;
 
-        Slot(byte[] key, Chain chain) {
+        Slot(byte[] key, int hash, long version, byte[] value) {
             this.key = key;
-            this.chain = chain;
+            this.hash = hash;
+            this.firstVersion = version;
+            this.first = value;
+        }
+
+        /** The value at {@code version}, {@code null} when absent or deleted then. */
+        byte[] valueAt(long version) {
+            byte[] inline = first;
+            Chain c = chain;
+            if (c == null) {
+                return firstVersion <= version ? inline : null;
+            }
+            return c == REMOVED ? null : c.valueAt(version);
+        }
+
+        /** The newest value, {@code null} when deleted or removed; writer thread. */
+        byte[] latest() {
+            Chain c = chain;
+            return c == null ? first : c == REMOVED ? null : c.latest();
+        }
+
+        long latestVersion() {
+            Chain c = chain;
+            return c == null ? firstVersion : c.latestVersion();
+        }
+
+        boolean removed() {
+            return chain == REMOVED;
+        }
+
+        /** Entries held. */
+        int size() {
+            Chain c = chain;
+            return c == null ? 1 : c == REMOVED ? 0 : c.size();
         }
     }
 
-    /** A key for the hash index: content equality, hash computed once. */
-    private record HashKey(byte[] bytes, int hash) {
-        static HashKey of(byte[] bytes) {
-            return new HashKey(bytes, Bytes.hash(bytes));
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof HashKey k && k.hash == hash && Arrays.equals(k.bytes, bytes);
-        }
-
-        @Override
-        public int hashCode() {
-            return hash;
-        }
-    }
+    /** What a removed slot's chain is. */
+    private static final Chain REMOVED = new Chain(new long[0], new byte[0][], 0, 0);
 
     private record Touched(long version, Slot slot) {
     }
@@ -159,33 +192,31 @@ final class VersionedStore {
     /** Ordered index for range reads and key selectors; readers see what {@link #publish} made visible. */
     private final OrderedIndex<Slot> ordered = new OrderedIndex<>();
     /** Hash index for point reads and writes. */
-    private final ConcurrentHashMap<HashKey, Slot> byKey = new ConcurrentHashMap<>();
+    private final SlotTable byKey = new SlotTable();
     private final ArrayDeque<Touched> pruneQueue = new ArrayDeque<>();
     private long versionEntries;
 
     private static byte[] valueAt(Slot s, long version) {
-        Chain c = s == null ? null : s.chain;
-        return c == null ? null : c.valueAt(version);
+        return s == null ? null : s.valueAt(version);
     }
 
     /** The value of {@code key} at {@code version}, or {@code null} when absent. */
     byte[] get(byte[] key, long version) {
-        return valueAt(byKey.get(HashKey.of(key)), version);
+        return valueAt(byKey.get(key, Bytes.hash(key)), version);
     }
 
     /** The newest value of {@code key}, committed or not yet visible; writer thread only. */
     byte[] latest(byte[] key) {
-        Slot s = byKey.get(HashKey.of(key));
-        Chain c = s == null ? null : s.chain;
-        return c == null ? null : c.latest();
+        Slot s = byKey.get(key, Bytes.hash(key));
+        return s == null ? null : s.latest();
     }
 
     void set(long version, byte[] key, byte[] value) {
-        HashKey hk = HashKey.of(key);
-        Slot s = byKey.get(hk);
+        int hash = Bytes.hash(key);
+        Slot s = byKey.get(key, hash);
         if (s == null) {
-            Slot created = new Slot(key, Chain.of(version, value));
-            byKey.put(hk, created);
+            Slot created = new Slot(key, hash, version, value);
+            byKey.add(created);
             ordered.put(key, created);
             versionEntries++;
             if (value == null) {
@@ -204,8 +235,7 @@ final class VersionedStore {
         }
         for (Iterator<Slot> it = ordered.working(begin, end, false); it.hasNext(); ) {
             Slot s = it.next();
-            Chain c = s.chain;
-            if (c != null && c.latest() != null) {
+            if (!s.removed() && s.latest() != null) {
                 write(version, s, null);
             }
         }
@@ -213,9 +243,20 @@ final class VersionedStore {
 
     private void write(long version, Slot s, byte[] value) {
         Chain old = s.chain;
-        Chain next = old.append(version, value);
-        versionEntries += next.size() - old.size();
-        s.chain = next;
+        if (old == null) {
+            if (s.firstVersion == version) {
+                // a second write of the key in the commit that created it: a chain of the last write alone
+                s.chain = Chain.of(version, value);
+            } else {
+                s.chain = Chain.of(s.firstVersion, s.first).append(version, value);
+                versionEntries++;
+            }
+            s.first = null; // after the chain: a reader finding no chain still finds the inline value
+        } else {
+            Chain next = old.append(version, value);
+            versionEntries += next.size() - old.size();
+            s.chain = next;
+        }
         pruneQueue.addLast(new Touched(version, s));
     }
 
@@ -226,20 +267,31 @@ final class VersionedStore {
             pruneQueue.pollFirst();
             Slot s = t.slot;
             Chain c = s.chain;
+            if (c == REMOVED) {
+                continue;
+            }
             if (c == null) {
+                // only a lone deletion is queued without a chain
+                if (s.first == null && s.firstVersion <= cutoff) {
+                    remove(s, 1);
+                }
                 continue;
             }
             Chain p = c.prunedTo(cutoff);
             if (p == null) {
-                byKey.remove(HashKey.of(s.key), s);
-                ordered.remove(s.key, s);
-                s.chain = null;
-                versionEntries -= c.size();
+                remove(s, c.size());
             } else if (p != c) {
                 s.chain = p;
                 versionEntries -= c.size() - p.size();
             }
         }
+    }
+
+    private void remove(Slot s, int entries) {
+        byKey.remove(s);
+        ordered.remove(s.key, s);
+        s.chain = REMOVED;
+        versionEntries -= entries;
     }
 
     // ---- point write conflicts (the resolver's memory for keys the store holds; commit critical section only)
@@ -251,9 +303,8 @@ final class VersionedStore {
      * disappears once its newest entry, a deletion, has left the MVCC window, and so has every conflict it holds.
      */
     boolean recordPointWrite(byte[] key, long version) {
-        Slot s = byKey.get(HashKey.of(key));
-        Chain c = s == null ? null : s.chain;
-        if (c == null || c.latestVersion() != version) {
+        Slot s = byKey.get(key, Bytes.hash(key));
+        if (s == null || s.removed() || s.latestVersion() != version) {
             return false;
         }
         s.conflictVersion = version;
@@ -262,7 +313,7 @@ final class VersionedStore {
 
     /** Whether a point write recorded after {@code readVersion} covered {@code key}. */
     boolean pointWrittenAfter(byte[] key, long readVersion) {
-        Slot s = byKey.get(HashKey.of(key));
+        Slot s = byKey.get(key, Bytes.hash(key));
         return s != null && s.conflictVersion > readVersion;
     }
 
@@ -278,8 +329,8 @@ final class VersionedStore {
 
     /** Loads a key at a base version during recovery; writer thread only, before any reader. */
     void load(long version, byte[] key, byte[] value) {
-        Slot s = new Slot(key, Chain.of(version, value));
-        byKey.put(HashKey.of(key), s);
+        Slot s = new Slot(key, Bytes.hash(key), version, value);
+        byKey.add(s);
         ordered.put(key, s);
         versionEntries++;
     }
