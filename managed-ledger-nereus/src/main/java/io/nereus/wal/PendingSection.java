@@ -21,9 +21,11 @@ final class PendingSection {
     final long epoch;
     final long firstOffset;
     long nextOffset;
-    final List<AppendEntry> entries = new ArrayList<>();
-    private final List<CompletableFuture<StreamHead>> waiters = new ArrayList<>();
-    private final List<BooleanSupplier> liveness = new ArrayList<>();
+    // Sized for the usual section, one append: with a thousand streams a batch holds about one entry of each, and
+    // the default capacity of ten made these lists about 4 % of all the broker allocated (1,000 topics, batched).
+    final List<AppendEntry> entries = new ArrayList<>(2);
+    private final List<CompletableFuture<StreamHead>> waiters = new ArrayList<>(1);
+    private final List<BooleanSupplier> liveness = new ArrayList<>(1);
 
     PendingSection(StreamId stream, long epoch, long firstOffset) {
         this.stream = stream;

@@ -35,6 +35,9 @@ final class ConflictHistory {
             if (steps.floorEntry(r.begin()).getValue() > readVersion) {
                 return true;
             }
+            if (r.isPoint()) {
+                continue; // no boundary lies strictly between a key and the key after it
+            }
             // Usually no boundary, or one, lies inside a read range: step through them without a view.
             for (Map.Entry<byte[], Long> e = steps.higherEntry(r.begin());
                  e != null && Bytes.compare(e.getKey(), r.end()) < 0; e = steps.higherEntry(e.getKey())) {

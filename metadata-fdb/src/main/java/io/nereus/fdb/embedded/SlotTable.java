@@ -16,8 +16,8 @@ import java.util.Arrays;
  * <p>Readers take the current array and probe it; the writer publishes every cell with a release store, so a reader
  * that finds a slot sees it whole. A removed slot's cell becomes {@link #TOMBSTONE}, which probes pass over. When
  * live slots and tombstones fill half the array, the writer copies the live slots into a new array (large enough
- * that they fill at most a quarter of it; every probe reads a slot, so the table stays sparse) and publishes it; the old array is not changed after that, so a
- * reader still probing it sees every key written before it took the array.
+ * that they fill at most a quarter of it; every probe reads a slot, so the table stays sparse) and publishes it; the
+ * old array is not changed after that, so a reader still probing it sees every key written before it took the array.
  */
 final class SlotTable {
     private static final VarHandle CELLS = MethodHandles.arrayElementVarHandle(VersionedStore.Slot[].class);

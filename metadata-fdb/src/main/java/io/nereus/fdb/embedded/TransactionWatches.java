@@ -62,6 +62,11 @@ final class TransactionWatches {
      * The transaction wrote {@code [begin, end)}: its watches there fire when {@code pendingWrite} shows a
      * value other than the one they saw (or one not known until commit).
      */
+    /** Whether a watch of this transaction still waits for its hand-over. */
+    synchronized boolean hasPending() {
+        return !pending.isEmpty();
+    }
+
     synchronized void ownWrite(byte[] begin, byte[] end, Function<byte[], WriteMap.Entry> pendingWrite) {
         for (Pending w : pending) {
             if (!w.future.isDone() && Bytes.compare(w.key, begin) >= 0 && Bytes.compare(w.key, end) < 0) {

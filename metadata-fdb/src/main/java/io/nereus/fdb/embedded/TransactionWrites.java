@@ -39,7 +39,7 @@ final class TransactionWrites {
         writes.set(key, value);
         conflicts.addWrite(KeyRange.single(key));
         conflicts.addMutationBytes(key.length + value.length);
-        ownWrite(key, Bytes.keyAfter(key));
+        ownWrite(key);
     }
 
     void clear(byte[] key) {
@@ -47,7 +47,7 @@ final class TransactionWrites {
         writes.clear(key);
         conflicts.addWrite(KeyRange.single(key));
         conflicts.addMutationBytes(key.length);
-        ownWrite(key, Bytes.keyAfter(key));
+        ownWrite(key);
     }
 
     void clear(byte[] begin, byte[] end) {
@@ -88,7 +88,7 @@ final class TransactionWrites {
                 writes.setVersionstampedValue(key, template, offset);
                 conflicts.addWrite(KeyRange.single(key));
                 conflicts.addMutationBytes(key.length + template.length);
-                ownWrite(key, Bytes.keyAfter(key));
+                ownWrite(key);
             }
             case 2, 6, 7, 8, 9, 12, 13, 16, 17, 20 -> {
                 KeyRules.checkWriteKey(key, false, settings);
@@ -96,7 +96,7 @@ final class TransactionWrites {
                 writes.mutate(type, key, param);
                 conflicts.addWrite(KeyRange.single(key));
                 conflicts.addMutationBytes(key.length + param.length);
-                ownWrite(key, Bytes.keyAfter(key));
+                ownWrite(key);
             }
             default -> throw new EmbeddedFdbException(FdbErrors.INVALID_MUTATION_TYPE);
         }
@@ -105,5 +105,12 @@ final class TransactionWrites {
     /** A write of this transaction to {@code [begin, end)} fires its own watches there (RYW watches). */
     private void ownWrite(byte[] begin, byte[] end) {
         watches.ownWrite(begin, end, writes::lookup);
+    }
+
+    /** {@link #ownWrite(byte[], byte[])} of one key; builds the key's range only when a watch is pending. */
+    private void ownWrite(byte[] key) {
+        if (watches.hasPending()) {
+            ownWrite(key, Bytes.keyAfter(key));
+        }
     }
 }

@@ -42,7 +42,11 @@ public final class IndexRecordCodec {
     }
 
     public byte[] encode(IndexRecord rec) {
-        ValueWriter w = new ValueWriter(80)
+        // a generation-0 record (one per stream append) is sized exactly, so the writer's buffer is the value
+        int size = rec.target() instanceof WalTarget
+                ? 1 + 8 + 1 + (1 + 8 + 8 + 4) + 1 + rec.checksum().type().width() + 3 * 8
+                : 96;
+        ValueWriter w = new ValueWriter(size)
                 .u8(FORMAT_V1)
                 .i64(rec.range().start())
                 .u8(rec.state().code());

@@ -27,9 +27,26 @@ public final class StreamHeadCodec implements ValueCodec<StreamHead> {
     private StreamHeadCodec() {
     }
 
+    /**
+     * The writer id encoded last, with its UTF-8 bytes: every commit encodes the head of each stream it advances, and
+     * a broker's streams share one writer id, so it is encoded once, not once per stream and commit.
+     */
+    private volatile EncodedId lastId = new EncodedId("", new byte[0]);
+
+    private record EncodedId(String id, byte[] utf8) {
+    }
+
     @Override
     public byte[] encode(StreamHead h) {
-        return new ValueWriter(64)
+        String id = h.writerId().orElse("");
+        EncodedId e = lastId;
+        if (!e.id().equals(id)) {
+            e = new EncodedId(id, id.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            lastId = e;
+        }
+        // sized exactly, so the writer's buffer is the value
+        int size = 2 + 5 * 8 + ValueWriter.varintSize(e.utf8().length) + e.utf8().length;
+        return new ValueWriter(size)
                 .u8(FORMAT_V1)
                 .u8(h.state().code())
                 .i64(h.committedEnd())
@@ -37,7 +54,7 @@ public final class StreamHeadCodec implements ValueCodec<StreamHead> {
                 .i64(h.commitVersion())
                 .i64(h.writerEpoch())
                 .i64(h.cumulativeBytes())
-                .string(h.writerId().orElse(""))
+                .utf8(e.utf8())
                 .toByteArray();
     }
 

@@ -77,9 +77,23 @@ final class ValueWriter {
     }
 
     ValueWriter string(String s) {
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        return utf8(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A string already encoded as UTF-8: its length, then its bytes (as {@link #string}). */
+    ValueWriter utf8(byte[] b) {
         varint(b.length);
         return bytes(b, 0, b.length);
+    }
+
+    /** Bytes {@link #varint} writes for {@code v}. */
+    static int varintSize(long v) {
+        int n = 1;
+        while ((v & ~0x7FL) != 0) {
+            v >>>= 7;
+            n++;
+        }
+        return n;
     }
 
     ValueWriter bytes(byte[] b, int off, int len) {
