@@ -94,12 +94,12 @@ final class VersionedStore {
 
         /** This chain without entries made obsolete by {@code cutoff}, or {@code null} when nothing remains. */
         Chain prunedTo(long cutoff) {
+            // The newest entry at or below the cutoff, found from the oldest: pruning follows the writes in version
+            // order, so only the first entry or two are ever below it, while a key written at every commit holds a
+            // window's worth of entries (hundreds) after them; searching from the newest cost one step for each.
             int keep = start;
-            for (int i = end - 1; i >= start; i--) {
-                if (versions[i] <= cutoff) {
-                    keep = i;
-                    break;
-                }
+            while (keep + 1 < end && versions[keep + 1] <= cutoff) {
+                keep++;
             }
             if (keep == end - 1 && values[keep] == null && versions[keep] <= cutoff) {
                 return null;
