@@ -206,7 +206,25 @@ final class EmbeddedEngine {
     }
 
     Iterator<Map.Entry<byte[], byte[]>> range(byte[] begin, byte[] end, long version, boolean reverse) {
+        publishForRangeReads();
         return store.range(begin, end, version, reverse);
+    }
+
+    /**
+     * Publishes the ordered index's keys to range readers when commits changed them since the last publication. The
+     * writer changes the working tree only under the commit lock, so taking the lock finds it between changes. Commits
+     * do not publish themselves: most are followed by no range read (appends read and write single keys), and
+     * publishing after each made the next commit copy the paths to its keys again.
+     */
+    private void publishForRangeReads() {
+        if (store.unpublished()) {
+            commitLock.lock();
+            try {
+                store.publish();
+            } finally {
+                commitLock.unlock();
+            }
+        }
     }
 
     void checkHealthy() {
@@ -265,8 +283,7 @@ final class EmbeddedEngine {
             recordWrites(request.writes(), version);
             lastCommitVersion = version;
             prune(version);
-            // range reads must find the keys before the version can become visible (here, or once logged)
-            store.publish();
+            // range reads publish the keys written here before they read (publishForRangeReads)
             if (durability == null) {
                 visibleVersion.set(version);
                 durable = null;
@@ -277,7 +294,6 @@ final class EmbeddedEngine {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         } finally {
-            store.publish(); // a commit that failed half-applied: both indexes show the same keys
             commitLock.unlock();
         }
         if (durable == null) {
@@ -411,7 +427,7 @@ final class EmbeddedEngine {
 
             @Override
             public Iterator<Map.Entry<byte[], byte[]>> entries() {
-                return store.range(Bytes.EMPTY, null, pinned, false);
+                return range(Bytes.EMPTY, null, pinned, false);
             }
 
             @Override
@@ -438,6 +454,7 @@ final class EmbeddedEngine {
     EmbeddedFdb.EmbeddedStats stats() {
         commitLock.lock();
         try {
+            store.publish(); // the key count is the published tree's
             return new EmbeddedFdb.EmbeddedStats(store.keyCount(), store.versionEntries(), history.boundaries(),
                     visibleVersion.get(), watches.outstanding());
         } finally {

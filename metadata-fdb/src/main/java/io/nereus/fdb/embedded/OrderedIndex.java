@@ -10,8 +10,9 @@ import java.util.NoSuchElementException;
  * tree as it was published, unchanged for as long as it iterates.
  *
  * <p>The writer ({@link #put}, {@link #remove}, {@link #working}) changes a working tree and makes it the readers'
- * with {@link #publish}, which the store's owner calls at the end of each commit's critical section, before the
- * commit becomes visible; so a reader at any visible version finds every key written at or below it. Between two
+ * with {@link #publish}, which the store's owner calls, holding the writer's role, before a range read whenever the
+ * working tree changed since the last publication ({@link #unpublished}); so a reader at any visible version finds
+ * every key written at or below it, and a writer followed by no range read keeps changing its own nodes. Between two
  * publications the writer changes nodes it created since the last one in place and copies any other node it
  * changes (path copying), so a published tree never changes and a commit of many keys copies the upper levels of
  * the tree once, not once per key.
@@ -45,7 +46,7 @@ final class OrderedIndex<V> {
         }
     }
 
-    private Node<V> working;
+    private volatile Node<V> working;
     private long workingSize;
     /** Nodes created with this edit belong to the working tree alone; writer only. */
     private long edit = 1;
@@ -73,6 +74,11 @@ final class OrderedIndex<V> {
             publishedSize = workingSize;
             edit++;
         }
+    }
+
+    /** Whether the working tree differs from the published one; any thread (a racy answer is re-checked by the caller). */
+    boolean unpublished() {
+        return published != working;
     }
 
     /** Keys in the published tree. */

@@ -14,7 +14,7 @@ import java.util.Map;
  * {@link Slot}; a key written again keeps its history in an immutable {@link Chain} replaced as a whole, so a reader
  * always sees a consistent history. Keys are indexed twice: a {@link SlotTable} by content for point reads and
  * writes, an {@link OrderedIndex} for ordered reads; both lead to the same slot. Range reads see the
- * keys as of the last {@link #publish}, which the engine calls before a commit's version becomes visible.
+ * keys as of the last {@link #publish}, which the engine makes before a range read whenever keys changed since.
  *
  * <p>Pruning keeps, for every key, the newest entry at or below the cutoff and everything after it; a key
  * whose only remaining entry is a deletion at or below the cutoff disappears. Reads at a version below the
@@ -360,11 +360,18 @@ final class VersionedStore {
     }
 
     /**
-     * Makes every key written so far visible to range reads; writer thread, at the end of each commit's critical
-     * section and of recovery, before the versions written become visible.
+     * Makes every key written so far visible to range reads. Called by whoever holds the writer's role (the engine's
+     * commit lock), between changes: at the end of recovery, and before a range read when keys were written since the
+     * last publication ({@link #unpublished}). Publishing after every commit instead made the writer copy the paths to
+     * the keys of the next commit again (path copying), though most commits are followed by no range read.
      */
     void publish() {
         ordered.publish();
+    }
+
+    /** Whether keys were written or removed since the last {@link #publish}; any thread. */
+    boolean unpublished() {
+        return ordered.unpublished();
     }
 
     /** Keys in the ordered index as last published, deleted ones not yet pruned included. */
