@@ -20,6 +20,7 @@ import io.nereus.metadata.StreamState;
 import io.nereus.metadata.WalSlice;
 import io.nereus.metadata.WalSliceState;
 import io.nereus.metadata.WalSliceStore;
+import io.nereus.metadata.WalSectionRef;
 import io.nereus.metadata.WalTarget;
 import io.nereus.metadata.WalWriterLease;
 import io.nereus.object.BlockCache;
@@ -409,20 +410,44 @@ public final class Materializer implements AutoCloseable {
 
     // ---- one slice ----
 
-    /** A generation-0 record to copy: its stream, the record and its WAL target. */
-    private record Need(StreamId stream, IndexRecord record, WalTarget target) {
+    /**
+     * A section of a generation-0 record to copy: its stream, the record, the section and whether it is the record's
+     * last (a record of one append has one section; of a run, several, in entry order).
+     */
+    private record Need(StreamId stream, IndexRecord record, WalSectionRef section, boolean last) {
+        boolean first() {
+            return section.range().start() == record.range().start();
+        }
+
+        /** The record's bytes, counted once: with its last section. */
+        long bytes() {
+            return last ? record.bytes() : 0;
+        }
+
+        static List<Need> of(StreamId stream, IndexRecord record) {
+            List<WalSectionRef> sections = record.walSections();
+            List<Need> out = new ArrayList<>(sections.size());
+            for (int i = 0; i < sections.size(); i++) {
+                out.add(new Need(stream, record, sections.get(i), i == sections.size() - 1));
+            }
+            return out;
+        }
     }
 
     /**
-     * One stream's consecutive entries read so far, with the records they came from. The entries are heap copies
+     * One stream's consecutive entries read so far, with the records they came from; only whole records (the
+     * sections read so far of a run not yet read to its end wait in {@code pending}). The entries are heap copies
      * (unpooled, needing no release: see {@code readOnHeap}), so a buffer dropped on any path leaks nothing.
      */
     private static final class Buffer {
         final StreamId stream;
         final List<IndexRecord> sources = new ArrayList<>();
         final List<StreamEntry> entries = new ArrayList<>();
+        final List<StreamEntry> pending = new ArrayList<>();
         long bytes;
         long end = -1;
+        /** Where the next section of the record being read starts; -1 when no record is partly read. */
+        long pendingEnd = -1;
         /** When the first entry was added: the copy's start. */
         long firstAdded;
 
@@ -440,6 +465,25 @@ public final class Materializer implements AutoCloseable {
                 bytes += e.size();
             }
             end = source.range().end();
+        }
+
+        /**
+         * Adds the entries of one section of a generation-0 record; once its last section is in, the record. False
+         * (and nothing added) when the section does not follow the part of the record read so far.
+         */
+        boolean addSection(Need n, List<StreamEntry> read, long now) {
+            long expected = n.first() ? n.record().range().start() : pendingEnd;
+            if (n.section().range().start() != expected) {
+                return false;
+            }
+            pending.addAll(read);
+            pendingEnd = n.section().range().end();
+            if (n.last()) {
+                add(n.record(), List.copyOf(pending), now);
+                pending.clear();
+                pendingEnd = -1;
+            }
+            return true;
         }
     }
 
@@ -476,14 +520,14 @@ public final class Materializer implements AutoCloseable {
             if (needs.isEmpty()) {
                 continue;
             }
-            long bytes = needs.stream().mapToLong(n -> n.record().bytes()).sum();
+            long bytes = needs.stream().mapToLong(Need::bytes).sum();
             if (!wave.isEmpty() && waveBytes + bytes > budget) {
                 waves.add(wave);
                 wave = new TreeMap<>();
                 waveBytes = 0;
             }
             for (Need n : needs) {
-                wave.computeIfAbsent(n.target().entryId(), k -> new ArrayList<>()).add(n);
+                wave.computeIfAbsent(n.section().entryId(), k -> new ArrayList<>()).add(n);
             }
             waveBytes += bytes;
         }
@@ -515,13 +559,14 @@ public final class Materializer implements AutoCloseable {
                 return CompletableFuture.completedFuture(List.<Need>of());
             }
             return generationZero(stream, from, end, Optional.of(sliceId), new ArrayList<>()).thenApply(records ->
-                    records.stream().map(r -> new Need(stream, r, (WalTarget) r.target())).toList());
+                    records.stream().flatMap(r -> Need.of(stream, r).stream()).toList());
         });
     }
 
     /**
-     * The COMMITTED generation-0 records of {@code stream} still in the lookup space that lie wholly in
-     * {@code [from, end)}, in offset order; of slice {@code sliceId} only, when given.
+     * The COMMITTED generation-0 records of {@code stream} still in the lookup space that start in {@code [from,
+     * end)}, in offset order; of slice {@code sliceId} only, when given. A record reaching across {@code end} is
+     * included: a run of appends is materialized whole (an offload up to an offset inside a run covers the run).
      */
     private CompletableFuture<List<IndexRecord>> generationZero(StreamId stream, long from, long end,
             Optional<Long> sliceId, List<IndexRecord> acc) {
@@ -531,7 +576,7 @@ public final class Materializer implements AutoCloseable {
                     return CompletableFuture.completedFuture(acc);
                 }
                 if (r.generation().isAppend() && r.state() == IndexRecordState.COMMITTED
-                        && r.range().start() >= from && r.range().end() <= end
+                        && r.range().start() >= from
                         && r.target() instanceof WalTarget t && (sliceId.isEmpty() || t.sliceId() == sliceId.get())) {
                     acc.add(r);
                 }
@@ -620,37 +665,45 @@ public final class Materializer implements AutoCloseable {
                 }
                 List<StreamEntry> read;
                 try {
-                    read = WalTargetReader.entries(n.record(), n.target(), batch);
+                    read = WalTargetReader.entries(n.record(), n.section(), batch);
                 } catch (NereusException e) {
                     LOG.error("WAL section unusable, not materialized (reads fall back as for any read): slice={}"
-                            + " entry={} stream={} range={} {}", sliceId, entryId, n.stream(), n.record().range(),
+                            + " entry={} stream={} range={} {}", sliceId, entryId, n.stream(), n.section().range(),
                             e.context());
-                    broken.add(n.stream());
-                    Buffer b = buffers.remove(n.stream());
-                    if (b != null) {
-                        full.add(b);
-                    }
+                    brokenAt(n.stream(), full);
                     continue;
                 }
                 Buffer b = buffers.get(n.stream());
-                if (b != null && b.end != n.record().range().start()) {
+                if (n.first()) {
+                    if (b != null && (b.end != n.record().range().start() || !b.entries.isEmpty()
+                            && (b.bytes + n.record().bytes() > config.objectTargetBytes()
+                            || b.sources.size() >= PublicationRequest.MAX_SOURCES))) {
+                        full.add(buffers.remove(n.stream()));
+                        b = null;
+                    }
+                    if (b == null) {
+                        b = new Buffer(n.stream());
+                        buffers.put(n.stream(), b);
+                    }
+                }
+                if (b == null || !b.addSection(n, read, clock.millis())) {
+                    LOG.error("WAL section out of order, stream not materialized in this pass: slice={} entry={}"
+                            + " stream={} range={}", sliceId, entryId, n.stream(), n.section().range());
+                    brokenAt(n.stream(), full);
+                    continue;
+                }
+                if (n.last() && b.bytes >= config.objectTargetBytes()) {
                     full.add(buffers.remove(n.stream()));
-                    b = null;
                 }
-                if (b == null) {
-                    b = new Buffer(n.stream());
-                    buffers.put(n.stream(), b);
-                }
-                if (!b.entries.isEmpty() && (b.bytes + payloadBytes(read) > config.objectTargetBytes()
-                        || b.sources.size() >= PublicationRequest.MAX_SOURCES)) {
-                    full.add(buffers.remove(n.stream()));
-                    b = new Buffer(n.stream());
-                    buffers.put(n.stream(), b);
-                }
-                b.add(n.record(), read, clock.millis());
-                if (b.bytes >= config.objectTargetBytes()) {
-                    full.add(buffers.remove(n.stream()));
-                }
+            }
+        }
+
+        /** Stops copying {@code stream} in this pass; its whole records read so far are still published. */
+        private void brokenAt(StreamId stream, List<Buffer> full) {
+            broken.add(stream);
+            Buffer b = buffers.remove(stream);
+            if (b != null) {
+                full.add(b);
             }
         }
 

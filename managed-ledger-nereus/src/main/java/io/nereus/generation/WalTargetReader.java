@@ -9,6 +9,7 @@ import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.Payloads;
 import io.nereus.metadata.StreamEntry;
+import io.nereus.metadata.WalSectionRef;
 import io.nereus.metadata.WalTarget;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
@@ -21,8 +22,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * Reads generation-0 targets: the stream's section of a WAL batch. The section must belong to the record's
- * stream, cover exactly the record's range and match the record's checksum; anything else is CORRUPT_DATA. The
+ * Reads generation-0 targets: the stream's section of a WAL batch that holds the offset asked for, one of the
+ * sections a record lists ({@link IndexRecord#walSections()}: one for an append, several for a run). The section must
+ * belong to the record's stream, cover exactly the range the record gives it and match the checksum the record gives
+ * it; anything else is CORRUPT_DATA. The
  * WAL reader's failures (naming slice and entry) pass unchanged. The entries read are retained slices of the
  * fetched BookKeeper entry ({@link WalReader}), owned by the caller.
  */
@@ -33,13 +36,17 @@ public final class WalTargetReader implements TargetReader {
         this.wal = wal;
     }
 
-    /** The record's whole section, whatever {@code offset} and the limits (a section is one small read). */
+    /**
+     * The whole section holding {@code offset}, whatever the limits (a section is one small read); the next read of
+     * the run goes to the next section.
+     */
     @Override
     public CompletableFuture<List<StreamEntry>> read(IndexRecord record, long offset, int maxEntries, long maxBytes) {
-        if (!(record.target() instanceof WalTarget t)) {
+        if (!(record.target() instanceof WalTarget)) {
             return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_READ_FAILED,
                     ErrorContext.of("reason", "no reader for the target's kind", "target", record.target())));
         }
+        WalSectionRef t = section(record, offset);
         return wal.read(t.sliceId(), t.entryId()).handle((fetched, error) -> {
             if (error != null) {
                 throw new CompletionException(translate(Failures.unwrap(error), t));
@@ -55,23 +62,34 @@ public final class WalTargetReader implements TargetReader {
         });
     }
 
+    /** The section of {@code record} holding {@code offset}; its first when the record does not cover it. */
+    static WalSectionRef section(IndexRecord record, long offset) {
+        List<WalSectionRef> sections = record.walSections();
+        for (WalSectionRef s : sections) {
+            if (offset < s.range().end()) {
+                return s;
+            }
+        }
+        return sections.get(0);
+    }
+
     /**
-     * The entries of {@code record}'s section in {@code batch} (the batch its target names), checked: the section
-     * must hold the record's stream and range and match its checksum, else CORRUPT_DATA. Each entry's payload is a
-     * retained slice of the batch's (no copy), owned by the caller ({@link StreamEntry}); the caller's reference to
-     * the batch is untouched.
+     * The entries of section {@code t} of {@code record} in {@code batch} (the batch it names), checked: the batch's
+     * section at that position must hold the record's stream and the section's range and match its checksum, else
+     * CORRUPT_DATA. Each entry's payload is a retained slice of the batch's (no copy), owned by the caller
+     * ({@link StreamEntry}); the caller's reference to the batch is untouched.
      */
-    static List<StreamEntry> entries(IndexRecord record, WalTarget t, WalBatch batch) {
+    static List<StreamEntry> entries(IndexRecord record, WalSectionRef t, WalBatch batch) {
         if (t.positionInBatch() >= batch.sections().size()) {
             throw corrupt(t, "batch has no section at the record's position", "sections", batch.sections().size());
         }
         WalSection s = batch.sections().get(t.positionInBatch());
-        if (!s.stream().equals(record.stream()) || !s.range().equals(record.range())) {
+        if (!s.stream().equals(record.stream()) || !s.range().equals(t.range())) {
             throw corrupt(t, "section holds another stream or range", "sectionStream", s.stream(),
-                    "sectionRange", s.range(), "recordStream", record.stream(), "recordRange", record.range());
+                    "sectionRange", s.range(), "recordStream", record.stream(), "recordRange", t.range());
         }
-        if (!WalBatchCodec.verifySection(s, record.checksum())) {
-            throw corrupt(t, "section checksum does not match the record's", "checksum", record.checksum());
+        if (!WalBatchCodec.verifySection(s, t.checksum())) {
+            throw corrupt(t, "section checksum does not match the record's", "checksum", t.checksum());
         }
         List<StreamEntry> out = new ArrayList<>(s.entries().size());
         long offset = s.firstOffset();
@@ -82,7 +100,7 @@ public final class WalTargetReader implements TargetReader {
         return out;
     }
 
-    private static NereusException corrupt(WalTarget t, String reason, Object... more) {
+    private static NereusException corrupt(WalSectionRef t, String reason, Object... more) {
         Map<String, Object> context = ErrorContext.of("slice", t.sliceId(), "entry", t.entryId(),
                 "position", t.positionInBatch(), "reason", reason);
         context.putAll(ErrorContext.of(more));
@@ -90,7 +108,7 @@ public final class WalTargetReader implements TargetReader {
     }
 
     /** The WAL reader's failure as a failure of this target; anything else it fails with is transient. */
-    private static NereusException translate(Throwable e, WalTarget t) {
+    private static NereusException translate(Throwable e, WalSectionRef t) {
         if (e instanceof NereusException n && FAILURES.contains(n.code())) {
             return n;
         }

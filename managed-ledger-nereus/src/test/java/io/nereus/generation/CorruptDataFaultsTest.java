@@ -15,6 +15,7 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.WalSliceState;
+import io.nereus.metadata.WalSectionRef;
 import io.nereus.metadata.WalTarget;
 import io.nereus.object.FilesystemObjectStore;
 import io.nereus.object.ObjectStoreConfig;
@@ -99,9 +100,9 @@ class CorruptDataFaultsTest {
             await(s.append(List.of(AppendEntry.of(p))));
         }
         await(storage.rollWalSlice());
-        WalTarget middle = (WalTarget) record(s, 1).target();
-        assertThat(((WalTarget) record(s, 0).target()).entryId()).isLessThan(middle.entryId());
-        assertThat(((WalTarget) record(s, 2).target()).entryId()).isGreaterThan(middle.entryId());
+        WalSectionRef middle = section(s, 1);
+        assertThat(section(s, 0).entryId()).isLessThan(middle.entryId());
+        assertThat(section(s, 2).entryId()).isGreaterThan(middle.entryId());
         LedgerMetadata ledger = await(engine.bk.getLedgerMetadata(middle.sliceId()));
         List<BookieId> ensemble = ledger.getEnsembleAt(middle.entryId());
         int e = (int) middle.entryId();
@@ -217,6 +218,12 @@ class CorruptDataFaultsTest {
             assertThat(await(s.append(List.of(AppendEntry.of(p))))).isEqualTo(OffsetRange.single(i));
         }
         return payloads;
+    }
+
+    /** The WAL section holding {@code offset}, as the stream's generation-0 record lists it. */
+    private WalSectionRef section(NereusStream s, long offset) {
+        return record(s, offset).walSections().stream().filter(w -> w.range().contains(offset)).findFirst()
+                .orElseThrow();
     }
 
     private IndexRecord record(NereusStream s, long offset) {

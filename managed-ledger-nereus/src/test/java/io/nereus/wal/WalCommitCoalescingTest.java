@@ -19,7 +19,7 @@ import io.nereus.metadata.NereusKeyspace;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
-import io.nereus.metadata.WalTarget;
+import io.nereus.metadata.WalSectionRef;
 import io.nereus.object.ObjectStore;
 import io.nereus.stream.StorageConfig;
 import io.nereus.stream.StreamStorage;
@@ -174,13 +174,11 @@ class WalCommitCoalescingTest {
             assertThat(during.stream().map(f -> await(f).committedEnd())).containsExactly(5L, 3L, 5L, 3L, 5L, 3L);
             assertThat(transactions.get() - before).as("the held commit, then one for the batch collected meanwhile")
                     .isEqualTo(2);
-            List<IndexRecord> xs = await(metadata.index().indexRecords(xId, ReadView.COMMITTED));
-            List<IndexRecord> ys = await(metadata.index().indexRecords(yId, ReadView.COMMITTED));
-            long collected = ((WalTarget) xs.get(2).target()).entryId();
-            assertThat(xs.stream().map(r -> ((WalTarget) r.target()).entryId()))
-                    .containsExactly(collected - 2, collected - 1, collected);
-            assertThat(ys).singleElement().satisfies(r -> assertThat(((WalTarget) r.target()).entryId())
-                    .isEqualTo(collected));
+            List<WalSectionRef> xs = sections(xId);
+            List<WalSectionRef> ys = sections(yId);
+            long collected = xs.get(2).entryId();
+            assertThat(xs.stream().map(WalSectionRef::entryId)).containsExactly(collected - 2, collected - 1, collected);
+            assertThat(ys).singleElement().satisfies(r -> assertThat(r.entryId()).isEqualTo(collected));
         } finally {
             grouping.close();
         }
@@ -226,10 +224,16 @@ class WalCommitCoalescingTest {
         return new Streams(xId, yId, x, y, xPayloads, yPayloads, transactionsBefore);
     }
 
+    /** The WAL sections the stream's generation-0 records list, in offset order (a run lists several). */
+    private List<WalSectionRef> sections(StreamId stream) {
+        return await(metadata.index().indexRecords(stream, ReadView.COMMITTED)).stream()
+                .flatMap(r -> r.walSections().stream()).toList();
+    }
+
     private List<Long> entryIds(StreamId stream) {
-        List<IndexRecord> records = await(metadata.index().indexRecords(stream, ReadView.COMMITTED));
-        assertThat(records.stream().map(r -> ((WalTarget) r.target()).sliceId()).distinct()).hasSize(1);
-        return records.stream().map(r -> ((WalTarget) r.target()).entryId()).toList();
+        List<WalSectionRef> sections = sections(stream);
+        assertThat(sections.stream().map(WalSectionRef::sliceId).distinct()).hasSize(1);
+        return sections.stream().map(WalSectionRef::entryId).toList();
     }
 
     /** Every stored payload from offset 0, checking that offsets are dense single-record entries. */

@@ -5,7 +5,8 @@ import java.util.Optional;
 
 /**
  * What a commit transaction does with one {@link StreamAppend}, decided from what it read in the same
- * transaction: the stream's head and the generation-0 record at the append's end offset (if any).
+ * transaction: the stream's head and, when the head already covers the append, the generation-0 record that
+ * covers the append's end (if any).
  *
  * <ul>
  *   <li>{@link Apply}: write the new head and the record;</li>
@@ -20,7 +21,10 @@ import java.util.Optional;
  */
 public sealed interface AppendOutcome {
 
-    /** Commit the append: the head becomes {@code next}, {@code record} is written. */
+    /**
+     * Commit the append: the head becomes {@code next}, and {@code record}, the append's own generation-0 record, is
+     * written, or the run of the stream's appends it continues is written longer by it ({@link WalTarget}).
+     */
     record Apply(StreamHead next, IndexRecord record) implements AppendOutcome {
         public Apply {
             Objects.requireNonNull(next, "next");
@@ -56,16 +60,17 @@ public sealed interface AppendOutcome {
     }
 
     /**
-     * Decides the outcome of {@code append} against {@code head}. {@code recordAtEnd} is the generation-0
-     * COMMITTED-view record stored at the append's end offset, read in the same transaction; it tells a
-     * retried commit that already succeeded apart from a conflicting one.
+     * Decides the outcome of {@code append} against {@code head}. {@code covering} is the generation-0
+     * COMMITTED-view record stored over the append's end offset (the first such record ending at or after it), read
+     * in the same transaction; it tells a retried commit that already succeeded apart from a conflicting one: the
+     * append is applied when that record lists the append's very section, alone or as part of a run.
      */
-    static AppendOutcome decide(StreamHead head, Optional<IndexRecord> recordAtEnd, StreamAppend append) {
+    static AppendOutcome decide(StreamHead head, Optional<IndexRecord> covering, StreamAppend append) {
         Objects.requireNonNull(head, "head");
-        Objects.requireNonNull(recordAtEnd, "recordAtEnd");
+        Objects.requireNonNull(covering, "covering");
         Objects.requireNonNull(append, "append");
         IndexRecord wanted = append.generationZeroRecord();
-        if (recordAtEnd.isPresent() && isSameAppend(recordAtEnd.get(), wanted)
+        if (covering.isPresent() && listsAppend(covering.get(), wanted)
                 && head.committedEnd() >= append.range().end() && head.writerEpoch() == append.writerEpoch()) {
             return new AlreadyApplied(head);
         }
@@ -81,12 +86,13 @@ public sealed interface AppendOutcome {
         return new Apply(head.withCommitted(append.range(), append.bytes()), wanted);
     }
 
-    private static boolean isSameAppend(IndexRecord stored, IndexRecord wanted) {
-        return stored.stream().equals(wanted.stream())
-                && stored.view() == wanted.view()
-                && stored.range().equals(wanted.range())
-                && stored.generation().equals(wanted.generation())
-                && stored.target().equals(wanted.target())
-                && stored.checksum().equals(wanted.checksum());
+    private static boolean listsAppend(IndexRecord stored, IndexRecord wanted) {
+        if (!stored.stream().equals(wanted.stream()) || stored.view() != wanted.view()
+                || !stored.generation().equals(wanted.generation()) || !(stored.target() instanceof WalTarget)
+                || !stored.range().contains(wanted.range().start()) || stored.range().end() < wanted.range().end()) {
+            return false;
+        }
+        WalSectionRef section = wanted.walSections().get(0);
+        return stored.walSections().contains(section);
     }
 }

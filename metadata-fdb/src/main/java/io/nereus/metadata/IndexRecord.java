@@ -1,5 +1,7 @@
 package io.nereus.metadata;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -17,7 +19,8 @@ import java.util.Objects;
  * @param generation      the representation number; generation 0 of {@link ReadView#COMMITTED} is the WAL
  * @param state           lifecycle state; only {@link IndexRecordState#COMMITTED} serves reads
  * @param target          exact physical location
- * @param checksum        checksum of the physical bytes at {@code target}
+ * @param checksum        checksum of the physical bytes at {@code target}; for a WAL target, of its last section
+ *                        (each earlier section of a run carries its own)
  * @param entryCount      entries stored for the range: {@code 1..range.length()} in COMMITTED (dense),
  *                        {@code 0..range.length()} in TOPIC_COMPACTED (sparse)
  * @param bytes           payload bytes of those entries, {@code >= 0}
@@ -60,11 +63,77 @@ public record IndexRecord(
         if (view == ReadView.COMMITTED && generation.isAppend() && !(target instanceof WalTarget)) {
             throw new IllegalArgumentException("generation 0 of the COMMITTED view must target the WAL: " + target);
         }
+        if (target instanceof WalTarget wal && !wal.earlier().isEmpty()) {
+            long firstEnd = wal.earlier().get(0).endOffset();
+            long lastEnd = wal.earlier().get(wal.earlier().size() - 1).endOffset();
+            if (firstEnd <= range.start() || lastEnd >= range.end()) {
+                throw new IllegalArgumentException("the sections of a WAL run must end inside " + range + ": "
+                        + target);
+            }
+            if (entryCount < wal.sectionCount()) {
+                throw new IllegalArgumentException("a WAL run of " + wal.sectionCount() + " sections holds at least as"
+                        + " many entries, not " + entryCount);
+            }
+        }
     }
 
     /** The first offset after the range; part of the record's key. */
     public long endOffset() {
         return range.end();
+    }
+
+    /**
+     * The WAL sections this record lists, in offset order: one for the record of one append, the run's sections
+     * for a record that covers several appends of the stream into one slice ({@link WalTarget}).
+     *
+     * @throws IllegalStateException when the target is not in the WAL
+     */
+    public List<WalSectionRef> walSections() {
+        if (!(target instanceof WalTarget wal)) {
+            throw new IllegalStateException("not a WAL target: " + target);
+        }
+        List<WalSectionRef> out = new ArrayList<>(wal.sectionCount());
+        long start = range.start();
+        for (WalTarget.Section s : wal.earlier()) {
+            out.add(new WalSectionRef(wal.sliceId(), s.entryId(), s.positionInBatch(),
+                    new OffsetRange(start, s.endOffset()), s.checksum()));
+            start = s.endOffset();
+        }
+        out.add(new WalSectionRef(wal.sliceId(), wal.entryId(), wal.positionInBatch(),
+                new OffsetRange(start, range.end()), checksum));
+        return out;
+    }
+
+    /**
+     * True when {@code next}, the generation-0 record of the stream's next append, may extend this record into a
+     * longer run ({@link #followedBy}): both COMMITTED generation-0 records of the COMMITTED view of one stream, in
+     * one WAL slice, {@code next} of one section starting where this one ends in a later batch, and this run
+     * shorter than {@code maxSections} (at most {@link WalTarget#MAX_SECTIONS}).
+     */
+    public boolean continuesWith(IndexRecord next, int maxSections) {
+        return view == ReadView.COMMITTED && generation.isAppend() && state == IndexRecordState.COMMITTED
+                && next.view == ReadView.COMMITTED && next.generation.isAppend()
+                && next.state == IndexRecordState.COMMITTED && stream.equals(next.stream)
+                && range.end() == next.range.start() && checksum.type() == next.checksum.type()
+                && target instanceof WalTarget run && next.target instanceof WalTarget one
+                && run.sliceId() == one.sliceId() && one.earlier().isEmpty() && one.entryId() > run.entryId()
+                && run.sectionCount() < Math.min(maxSections, WalTarget.MAX_SECTIONS);
+    }
+
+    /**
+     * This run extended by {@code next}: one record over both ranges whose target lists this record's sections and
+     * then {@code next}'s, with their entries and bytes; a new record (metadata version 0) stored under the new end.
+     *
+     * @throws IllegalArgumentException when {@link #continuesWith} says no for a run of any allowed length
+     */
+    public IndexRecord followedBy(IndexRecord next) {
+        if (!continuesWith(next, WalTarget.MAX_SECTIONS)) {
+            throw new IllegalArgumentException("record " + next + " does not continue the run " + this);
+        }
+        WalTarget run = ((WalTarget) target).followedBy(range.end(), checksum, (WalTarget) next.target);
+        return new IndexRecord(stream, view, new OffsetRange(range.start(), next.range.end()), generation,
+                IndexRecordState.COMMITTED, run, next.checksum, Math.addExact(entryCount, next.entryCount),
+                Math.addExact(bytes, next.bytes), 0);
     }
 
     /** True when this record may serve a read of {@code offset}. */

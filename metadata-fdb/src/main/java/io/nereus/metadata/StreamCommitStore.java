@@ -28,8 +28,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Stream heads and what moves them: writer acquisition (the epoch that fences earlier writers), the commit of
- * acknowledged WAL batches (head, generation-0 records, the stream's INTENT in each slice and its range in the
- * slice), seal and trim; commit, seal and trim are conditional on the writer epoch the caller holds. Owns {@code (STREAM, sid, HEAD)} and {@code (STREAM, sid, INTENT, slice)}; writes
+ * acknowledged WAL batches (head, generation-0 records, one per run of a stream's appends into a slice, the
+ * stream's INTENT in each slice and its range in the slice), seal and trim; commit, seal and trim are conditional on the writer epoch the caller holds. Owns {@code (STREAM, sid, HEAD)} and {@code (STREAM, sid, INTENT, slice)}; writes
  * generation-0 index records and the per-stream slice ranges {@code (WAL, slice, sid)}, reads the slice records
  * of {@link WalSliceStore}, and, when trimming, moves records below the trim offset to RETIRED.
  *
@@ -42,8 +42,11 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class StreamCommitStore {
     /** Index records moved out of the lookup space per trim transaction. */
     static final int TRIM_BATCH = 500;
-    /** What an index read that was not needed stands for (no record). */
-    private static final CompletableFuture<byte[]> NOTHING = CompletableFuture.completedFuture(null);
+    /** What a read of the record covering an append that was not needed stands for (no record). */
+    private static final CompletableFuture<Optional<IndexRecord>> NO_RECORD =
+            CompletableFuture.completedFuture(Optional.empty());
+    /** Keys read to find the generation-0 record over an append's end (a higher generation may end there too). */
+    private static final int COVERING_SCAN = 4;
 
     private final TransactionRunner tx;
     private final NereusKeyspace ks;
@@ -109,54 +112,77 @@ public final class StreamCommitStore {
 
     /**
      * Commits one or more consecutive WAL batches: for every append, checks the writer epoch and that it starts
-     * at the stream's committed end, advances the head, writes the generation-0 record and, on the stream's
-     * first append into the slice, its intent; all in one transaction, all or nothing. The slice of every append
+     * at the stream's committed end, advances the head, records the append in generation 0 and, on the stream's
+     * first append into the slice, writes its intent; all in one transaction, all or nothing. The slice of every append
      * must be registered and OPEN ({@link WalSliceStore#register}; refused as {@link CommitResult.SliceNotOpen}
-     * otherwise): its record is read, so a racing seal is a conflict. For every stream and slice the commit
-     * advances, the stream's range in the slice {@code (WAL, slice, sid)} is set to run from the first offset the
-     * stream committed into the slice (its intent's, or this commit's first) to the end of its last append there,
-     * a blind write derived from the intent the transaction reads anyway. Only the heads and slices are read with
-     * conflict ranges; the record at the append's end and the intent are snapshot reads, since only a commit of
-     * the same stream writes them and it writes the head too. The record at the append's end is read only when the
-     * stored head already covers that end (a retry whose first attempt may have succeeded), so a first attempt
-     * reads per stream its head and its intent, nothing else. Compared with a commit without slice
-     * records this adds one read per distinct slice (usually one per transaction) and one write per stream and
-     * slice advanced; no read per stream. A stream may have
-     * several appends (one per coalesced batch), listed in offset order: the first must start at the head's
-     * committed end, each next one at the previous one's end, all with the stream's epoch; the head advances
-     * through all of them and each writes its own record. A refusal of any append refuses the whole commit
-     * and names that append. Retrying after an unknown result finds the appends already applied and reports
-     * them committed without advancing anything twice.
+     * otherwise): its record is read, so a racing seal is a conflict.
      *
+     * <p><b>Runs.</b> A stream's consecutive appends into one slice share one generation-0 record of up to
+     * {@code runSections} sections ({@link IndexRecord#continuesWith}; 1: a record per append): the record ending where the
+     * stream's first append here starts is read (with a conflict range, so a reader quarantining it or a trim
+     * retiring it meanwhile is a conflict, not an overwrite) and, when the append continues it, cleared and written
+     * again under its new end; appends of one stream within the commit extend it further. The index therefore holds
+     * one key per run, not one per append, while every section stays individually addressable.
+     *
+     * <p>For every stream and slice the commit advances, the stream's range in the slice {@code (WAL, slice, sid)} is
+     * set to run from the first offset the stream committed into the slice (its intent's, or this commit's first) to
+     * the end of its last append there, a blind write derived from the intent the transaction reads anyway. The
+     * intent is a snapshot read, since only a commit of the same stream writes it and it writes the head too. When
+     * the stored head already covers an append (a retry whose first attempt may have succeeded), the generation-0
+     * record over the append's end is read too, and the append counts as applied when that record lists its section.
+     * A stream may have several appends (one per coalesced batch), listed in offset order: the first must start at
+     * the head's committed end, each next one at the previous one's end, all with the stream's epoch. A refusal of
+     * any append refuses the whole commit and names that append. Retrying after an unknown result finds the appends
+     * already applied and reports them committed without advancing anything twice.
+     *
+     * @param runSections the most sections one generation-0 record lists, {@code 1..}{@link WalTarget#MAX_SECTIONS}
      * @return on success, one head per append in append order: the head after that append (for an append an
      *         earlier attempt already applied, the stored head)
      */
-    public CompletableFuture<CommitResult> commit(List<StreamAppend> appends) {
+    public CompletableFuture<CommitResult> commit(List<StreamAppend> appends, int runSections) {
         return guard(() -> {
             List<StreamAppend> batch = List.copyOf(appends);
             if (batch.isEmpty()) {
                 throw new IllegalArgumentException("a commit needs at least one append");
             }
-            return tx.run(tr -> commitBody(tr, batch));
+            if (runSections < 1 || runSections > WalTarget.MAX_SECTIONS) {
+                throw new IllegalArgumentException("sections per generation-0 record must be in 1.."
+                        + WalTarget.MAX_SECTIONS + ": " + runSections);
+            }
+            return tx.run(tr -> commitBody(tr, batch, runSections));
         });
     }
 
-    private CompletableFuture<CommitResult> commitBody(Transaction tr, List<StreamAppend> batch) {
+    /** {@link #commit(List, int)} with runs of up to {@link WalTarget#MAX_SECTIONS} sections. */
+    public CompletableFuture<CommitResult> commit(List<StreamAppend> appends) {
+        return commit(appends, WalTarget.MAX_SECTIONS);
+    }
+
+    private CompletableFuture<CommitResult> commitBody(Transaction tr, List<StreamAppend> batch, int runSections) {
         // sized for one append per stream, the usual shape, so that no map grows while a commit is built
         int n = batch.size();
         Map<StreamId, CompletableFuture<byte[]>> heads = new LinkedHashMap<>(capacity(n));
+        Map<StreamId, RunRead> runs = new HashMap<>(capacity(n));
         Map<Slot, CompletableFuture<byte[]>> intents = new HashMap<>(capacity(n));
         Map<Long, CompletableFuture<byte[]>> slices = new HashMap<>();
         for (StreamAppend a : batch) {
             heads.computeIfAbsent(a.stream(), s -> tr.get(ks.headKey(s)));
+            // The record ending where the stream's first append here starts: the run that append may continue. Read
+            // with a conflict range: a reader quarantining it or a trim retiring it must not be overwritten.
+            if (runSections > 1 && a.range().start() > 0) {
+                runs.computeIfAbsent(a.stream(), s -> new RunRead(a.range().start(), tr.get(ks.indexKey(
+                        new IndexKey(s, ReadView.COMMITTED, a.range().start(), GenerationId.APPEND)))));
+            }
             // Snapshot reads: only a commit of the same stream writes its intents, and that commit also writes the
             // head read above, so the head's conflict already covers them.
             intents.computeIfAbsent(Slot.of(a),
                     k -> tr.snapshot().get(ks.intentKey(a.stream(), a.target().sliceId())));
             slices.computeIfAbsent(a.target().sliceId(), id -> tr.get(ks.walSliceKey(id)));
         }
-        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.size() + intents.size() + slices.size());
+        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.size() + runs.size() + intents.size()
+                + slices.size());
         all.addAll(heads.values());
+        runs.values().forEach(r -> all.add(r.value()));
         all.addAll(intents.values());
         all.addAll(slices.values());
         return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenCompose(ignored -> {
@@ -168,44 +194,50 @@ public final class StreamCommitStore {
                     stored.put(h.getKey(), StreamHeadCodec.INSTANCE.decode(bytes));
                 }
             }
-            return recordsAtEnd(tr, batch, stored)
-                    .thenApply(atEnd -> decideAndWrite(tr, batch, stored, atEnd, intents, slices));
+            return coveringRecords(tr, batch, stored)
+                    .thenApply(covering -> decideAndWrite(tr, batch, stored, covering, runs, intents, slices,
+                            runSections));
         });
     }
 
     /**
-     * The generation-0 record stored at each append's end offset, read only for an append whose stream's stored
-     * head already covers that end: a retried commit whose first attempt succeeded ({@link AppendOutcome#decide}
-     * needs the record only then). Every other append gets a completed empty value, so a first attempt reads
-     * nothing more. Snapshot reads: only a commit of the same stream writes these records, and it writes the head
-     * read before them too.
+     * The generation-0 record stored over each append's end offset (the first ending at or after it), read only for
+     * an append whose stream's stored head already covers that end: a retried commit whose first attempt succeeded
+     * ({@link AppendOutcome#decide} needs the record only then; the append may have been merged into a run that
+     * ends later). Every other append gets an empty value, so a first attempt reads nothing more. Snapshot reads:
+     * only a commit of the same stream writes these records, and it writes the head read before them too.
      */
-    private CompletableFuture<List<CompletableFuture<byte[]>>> recordsAtEnd(Transaction tr, List<StreamAppend> batch,
+    private CompletableFuture<List<Optional<IndexRecord>>> coveringRecords(Transaction tr, List<StreamAppend> batch,
             Map<StreamId, StreamHead> stored) {
-        List<CompletableFuture<byte[]>> atEnd = new ArrayList<>(batch.size());
-        List<CompletableFuture<byte[]>> reads = null;
-        for (StreamAppend a : batch) {
+        List<CompletableFuture<Optional<IndexRecord>>> reads = null;
+        for (int i = 0; i < batch.size(); i++) {
+            StreamAppend a = batch.get(i);
             StreamHead head = stored.get(a.stream());
             if (head == null || head.committedEnd() < a.range().end()) {
-                atEnd.add(NOTHING);
                 continue;
             }
-            CompletableFuture<byte[]> read = tr.snapshot().get(ks.indexKey(IndexKey.of(a.generationZeroRecord())));
-            atEnd.add(read);
             if (reads == null) {
-                reads = new ArrayList<>();
+                reads = new ArrayList<>(batch.size());
+                for (int j = 0; j < batch.size(); j++) {
+                    reads.add(NO_RECORD);
+                }
             }
-            reads.add(read);
+            reads.set(i, tr.snapshot().getRange(ks.indexCoveringRange(a.stream(), ReadView.COMMITTED,
+                    a.range().end() - 1), COVERING_SCAN).asList().thenApply(kvs -> records.index(kvs).stream()
+                    .filter(r -> r.generation().isAppend()).findFirst()));
         }
         if (reads == null) {
-            return CompletableFuture.completedFuture(atEnd);
+            return CompletableFuture.completedFuture(null);
         }
-        return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> atEnd);
+        List<CompletableFuture<Optional<IndexRecord>>> all = reads;
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0]))
+                .thenApply(ignored -> all.stream().map(CompletableFuture::join).toList());
     }
 
     private CommitResult decideAndWrite(Transaction tr, List<StreamAppend> batch,
-            Map<StreamId, StreamHead> stored, List<CompletableFuture<byte[]>> atEnd,
-            Map<Slot, CompletableFuture<byte[]>> intents, Map<Long, CompletableFuture<byte[]>> slices) {
+            Map<StreamId, StreamHead> stored, List<Optional<IndexRecord>> covering,
+            Map<StreamId, RunRead> runs, Map<Slot, CompletableFuture<byte[]>> intents,
+            Map<Long, CompletableFuture<byte[]>> slices, int runSections) {
         int n = batch.size();
         Map<StreamId, StreamHead> current = new HashMap<>(capacity(stored.size()));
         Map<Long, Optional<WalSliceState>> sliceStates = new HashMap<>();
@@ -219,10 +251,7 @@ public final class StreamCommitStore {
                     return new CommitResult.UnknownStream(a.stream());
                 }
             }
-            IndexKey endKey = IndexKey.of(a.generationZeroRecord());
-            Optional<IndexRecord> existing = Optional.ofNullable(atEnd.get(i).join())
-                    .map(b -> IndexRecordCodec.INSTANCE.decode(endKey, b));
-            AppendOutcome o = AppendOutcome.decide(head, existing, a);
+            AppendOutcome o = AppendOutcome.decide(head, covering == null ? Optional.empty() : covering.get(i), a);
             if (!o.permitsCommit()) {
                 return new CommitResult.Rejected(a, o);
             }
@@ -238,13 +267,25 @@ public final class StreamCommitStore {
         }
         List<StreamHead> result = new ArrayList<>(n);
         Set<StreamId> advanced = new HashSet<>(capacity(stored.size()));
+        Map<StreamId, IndexRecord> openRuns = new LinkedHashMap<>(capacity(stored.size()));
         Map<Slot, OffsetRange> inSlice = new LinkedHashMap<>(capacity(intents.size()));
         for (int i = 0; i < batch.size(); i++) {
             StreamAppend a = batch.get(i);
             AppendOutcome o = outcomes.get(i);
             if (o instanceof AppendOutcome.Apply apply) {
                 advanced.add(a.stream());
-                tr.set(ks.indexKey(IndexKey.of(apply.record())), IndexRecordCodec.INSTANCE.encode(apply.record()));
+                IndexRecord run = openRuns.get(a.stream());
+                if (run == null) {
+                    run = storedRun(tr, a, runs.get(a.stream()), apply.record(), runSections);
+                }
+                if (run != null && run.continuesWith(apply.record(), runSections)) {
+                    openRuns.put(a.stream(), run.followedBy(apply.record()));
+                } else {
+                    if (run != null) {
+                        writeRecord(tr, run);
+                    }
+                    openRuns.put(a.stream(), apply.record());
+                }
                 Slot slot = Slot.of(a);
                 OffsetRange before = inSlice.get(slot);
                 if (before == null) {
@@ -262,6 +303,9 @@ public final class StreamCommitStore {
                 result.add(((AppendOutcome.AlreadyApplied) o).head());
             }
         }
+        for (IndexRecord run : openRuns.values()) {
+            writeRecord(tr, run);
+        }
         for (StreamId s : advanced) {
             tr.set(ks.headKey(s), StreamHeadCodec.INSTANCE.encode(current.get(s)));
         }
@@ -272,9 +316,37 @@ public final class StreamCommitStore {
         return new CommitResult.Committed(result);
     }
 
+    /**
+     * The stored generation-0 record ending where {@code a} starts, when {@code a}'s record may continue it: then its
+     * key is cleared here, since the run is written again, longer, under its new end. Null when there is none or it
+     * cannot be continued (another slice, not COMMITTED, a full run): it stays as it is.
+     */
+    private IndexRecord storedRun(Transaction tr, StreamAppend a, RunRead read, IndexRecord next, int runSections) {
+        // read for the stream's first append of the commit; a later one (after appends already applied) reads nothing
+        byte[] value = read == null || read.start() != a.range().start() ? null : read.value().join();
+        if (value == null) {
+            return null;
+        }
+        IndexKey key = new IndexKey(a.stream(), ReadView.COMMITTED, a.range().start(), GenerationId.APPEND);
+        IndexRecord run = IndexRecordCodec.INSTANCE.decode(key, value);
+        if (!run.continuesWith(next, runSections)) {
+            return null;
+        }
+        tr.clear(ks.indexKey(key));
+        return run;
+    }
+
+    private void writeRecord(Transaction tr, IndexRecord r) {
+        tr.set(ks.indexKey(IndexKey.of(r)), IndexRecordCodec.INSTANCE.encode(r));
+    }
+
     /** A hash map capacity that holds {@code entries} without resizing. */
     private static int capacity(int entries) {
         return (int) (entries / 0.75f) + 1;
+    }
+
+    /** The read of the generation-0 record ending at {@code start}, where a stream's first append of a commit starts. */
+    private record RunRead(long start, CompletableFuture<byte[]> value) {
     }
 
     /** A stream in one WAL slice: the key of its intent and of its range in the slice. */

@@ -1,14 +1,32 @@
 package io.nereus.metadata;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
 /**
- * A location inside the multi-stream WAL: the BookKeeper ledger that is the WAL slice, the entry holding
- * the WAL batch, and this stream's position in the batch's per-stream directory.
+ * A location inside the multi-stream WAL: the BookKeeper ledger that is the WAL slice, the entry holding the WAL
+ * batch, and this stream's position in the batch's per-stream directory; for a generation-0 record that covers a
+ * run of the stream's appends into one slice, also the sections of the run before that one ({@code earlier}).
+ *
+ * <p>{@code entryId} and {@code positionInBatch} always name the run's <em>last</em> section, the one ending at the
+ * record's end offset and carrying the record's checksum; a record of one append has no earlier sections. Each
+ * earlier section names its batch entry, its position there, the offset its range ends at (it starts where the one
+ * before it ends, the first at the record's start) and the checksum of its payload, so that a read of any offset of
+ * the run goes to one section without reading the others ({@link IndexRecord#walSections()}).
  *
  * @param sliceId         the BookKeeper ledger id of the WAL slice, {@code >= 0}
- * @param entryId         the BookKeeper entry id of the WAL batch, {@code >= 0}
- * @param positionInBatch index of this stream's section in the batch directory, {@code >= 0}
+ * @param entryId         the BookKeeper entry id of the WAL batch holding the last section, {@code >= 0}
+ * @param positionInBatch index of the last section in that batch's directory, {@code >= 0}
+ * @param earlier         the run's sections before the last, in offset and entry order; entry ids strictly
+ *                        increasing and below {@code entryId}, end offsets strictly increasing
  */
-public record WalTarget(long sliceId, long entryId, int positionInBatch) implements ReadTarget {
+public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Section> earlier)
+        implements ReadTarget {
+
+    /** The most sections one generation-0 record lists: the commit starts a new record after that many. */
+    public static final int MAX_SECTIONS = 32;
+
     public WalTarget {
         if (sliceId < 0) {
             throw new IllegalArgumentException("WAL slice id must be >= 0: " + sliceId);
@@ -18,6 +36,74 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch) impleme
         }
         if (positionInBatch < 0) {
             throw new IllegalArgumentException("position in WAL batch must be >= 0: " + positionInBatch);
+        }
+        earlier = List.copyOf(Objects.requireNonNull(earlier, "earlier"));
+        if (earlier.size() >= MAX_SECTIONS) {
+            throw new IllegalArgumentException("a WAL target lists at most " + MAX_SECTIONS + " sections, not "
+                    + (earlier.size() + 1));
+        }
+        for (int i = 0; i < earlier.size(); i++) {
+            Section s = earlier.get(i);
+            long nextEntry = i + 1 < earlier.size() ? earlier.get(i + 1).entryId() : entryId;
+            if (s.entryId() >= nextEntry) {
+                throw new IllegalArgumentException("WAL target sections must be in increasing entry order: entry "
+                        + s.entryId() + " before entry " + nextEntry);
+            }
+            if (i + 1 < earlier.size() && s.endOffset() >= earlier.get(i + 1).endOffset()) {
+                throw new IllegalArgumentException("WAL target sections must be in increasing offset order: end "
+                        + s.endOffset() + " before end " + earlier.get(i + 1).endOffset());
+            }
+        }
+    }
+
+    /** The target of one append's section. */
+    public WalTarget(long sliceId, long entryId, int positionInBatch) {
+        this(sliceId, entryId, positionInBatch, List.of());
+    }
+
+    /** How many sections the target lists, the last one included. */
+    public int sectionCount() {
+        return earlier.size() + 1;
+    }
+
+    /**
+     * This run followed by one more section, {@code next}, of the same slice: the current last section (ending at
+     * {@code currentEnd} with checksum {@code currentChecksum}) becomes an earlier one.
+     *
+     * @throws IllegalArgumentException when {@code next} is of another slice, or the run would list more than
+     *         {@link #MAX_SECTIONS}
+     */
+    public WalTarget followedBy(long currentEnd, Checksum currentChecksum, WalTarget next) {
+        if (next.sliceId != sliceId || !next.earlier.isEmpty()) {
+            throw new IllegalArgumentException("a run continues with one section of its own slice " + sliceId
+                    + ": " + next);
+        }
+        List<Section> more = new ArrayList<>(earlier.size() + 1);
+        more.addAll(earlier);
+        more.add(new Section(entryId, positionInBatch, currentEnd, currentChecksum));
+        return new WalTarget(sliceId, next.entryId, next.positionInBatch, more);
+    }
+
+    /**
+     * An earlier section of a run.
+     *
+     * @param entryId         the BookKeeper entry id of the WAL batch holding it, {@code >= 0}
+     * @param positionInBatch its index in that batch's directory, {@code >= 0}
+     * @param endOffset       the first offset after its range, {@code > 0}
+     * @param checksum        the checksum of its payload
+     */
+    public record Section(long entryId, int positionInBatch, long endOffset, Checksum checksum) {
+        public Section {
+            Objects.requireNonNull(checksum, "checksum");
+            if (entryId < 0) {
+                throw new IllegalArgumentException("WAL entry id must be >= 0: " + entryId);
+            }
+            if (positionInBatch < 0) {
+                throw new IllegalArgumentException("position in WAL batch must be >= 0: " + positionInBatch);
+            }
+            if (endOffset <= 0) {
+                throw new IllegalArgumentException("WAL section end offset must be > 0: " + endOffset);
+            }
         }
     }
 }

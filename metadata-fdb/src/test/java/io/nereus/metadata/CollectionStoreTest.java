@@ -33,9 +33,9 @@ class CollectionStoreTest {
         b = f.newStream("b");
         ea = f.acquire(a);
         eb = f.acquire(b);
-        await(streams.commit(List.of(append(a, ea, 0, 4, 1, 0, 0), append(b, eb, 0, 4, 1, 0, 1))));
-        await(streams.commit(List.of(append(a, ea, 4, 8, 1, 1, 0), append(b, eb, 4, 8, 1, 1, 1))));
-        await(streams.commit(List.of(append(a, ea, 8, 12, 2, 0, 0), append(b, eb, 8, 12, 2, 0, 1))));
+        await(streams.commit(List.of(append(a, ea, 0, 4, 1, 0, 0), append(b, eb, 0, 4, 1, 0, 1)), 1));
+        await(streams.commit(List.of(append(a, ea, 4, 8, 1, 1, 0), append(b, eb, 4, 8, 1, 1, 1)), 1));
+        await(streams.commit(List.of(append(a, ea, 8, 12, 2, 0, 0), append(b, eb, 8, 12, 2, 0, 1)), 1));
         await(f.slices.seal(1));
     }
 

@@ -25,9 +25,9 @@ class CompactionStoreTest {
         f.openSlices(1);
         s = f.newStream("a");
         e = f.acquire(s);
-        await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
-        await(streams.commit(List.of(append(s, e, 4, 8, 1, 1, 0))));
-        await(streams.commit(List.of(append(s, e, 8, 12, 1, 2, 0))));
+        await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0)), 1));
+        await(streams.commit(List.of(append(s, e, 4, 8, 1, 1, 0)), 1));
+        await(streams.commit(List.of(append(s, e, 8, 12, 1, 2, 0)), 1));
     }
 
     @AfterEach

@@ -35,7 +35,7 @@ class GenerationIndexStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         for (int i = 0; i < 10; i++) {
-            await(streams.commit(List.of(append(s, e, 2L * i, 2L * i + 2, 1, i, 0))));
+            await(streams.commit(List.of(append(s, e, 2L * i, 2L * i + 2, 1, i, 0)), 1));
         }
         IndexLookup l = await(index.lookup(s, ReadView.COMMITTED, 7));
         assertThat(l).isInstanceOf(IndexLookup.Resolved.class);
@@ -53,7 +53,7 @@ class GenerationIndexStoreTest {
     void quarantineAndRetire_followTheStateMachine() {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
-        await(streams.commit(List.of(append(s, e, 0, 2, 1, 0, 0))));
+        await(streams.commit(List.of(append(s, e, 0, 2, 1, 0, 0)), 1));
         IndexKey k = new IndexKey(s, ReadView.COMMITTED, 2, GenerationId.APPEND);
         assertThat(await(index.quarantine(k))).map(IndexRecord::state).contains(IndexRecordState.QUARANTINED);
         assertThat(await(index.quarantine(k))).map(IndexRecord::metadataVersion).contains(1L);

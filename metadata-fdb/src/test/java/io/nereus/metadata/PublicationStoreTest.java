@@ -27,9 +27,9 @@ class PublicationStoreTest {
         f.openSlices(1);
         s = f.newStream("a");
         e = f.acquire(s);
-        await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
-        await(streams.commit(List.of(append(s, e, 4, 8, 1, 1, 0))));
-        await(streams.commit(List.of(append(s, e, 8, 12, 1, 2, 0))));
+        await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0)), 1));
+        await(streams.commit(List.of(append(s, e, 4, 8, 1, 1, 0)), 1));
+        await(streams.commit(List.of(append(s, e, 8, 12, 1, 2, 0)), 1));
     }
 
     @AfterEach
@@ -90,7 +90,7 @@ class PublicationStoreTest {
                 StreamId st = g.newStream("r");
                 long e = g.acquire(st);
                 g.openSlices(1);
-                await(g.streams.commit(List.of(append(st, e, 0, 4, 1, 0, 0))));
+                await(g.streams.commit(List.of(append(st, e, 0, 4, 1, 0, 0)), 1));
                 List<IndexRecord> src = await(g.index.indexRecords(st, ReadView.COMMITTED));
                 List<CompletableFuture<PublicationOutcome>> racers = new java.util.ArrayList<>();
                 for (int i = 0; i < 4; i++) {

@@ -50,9 +50,9 @@ class RepairStoreTest {
         StreamId other = f.newStream("b");
         long e = f.acquire(s);
         long eo = f.acquire(other);
-        await(streams.commit(List.of(append(s, e, 0, 2, 3, 0, 0), append(other, eo, 0, 1, 3, 0, 1))));
-        await(streams.commit(List.of(append(s, e, 2, 4, 3, 1, 0))));
-        await(streams.commit(List.of(append(s, e, 4, 6, 7, 0, 0))));
+        await(streams.commit(List.of(append(s, e, 0, 2, 3, 0, 0), append(other, eo, 0, 1, 3, 0, 1)), 1));
+        await(streams.commit(List.of(append(s, e, 2, 4, 3, 1, 0)), 1));
+        await(streams.commit(List.of(append(s, e, 4, 6, 7, 0, 0)), 1));
         assertThat(await(streams.intents(s))).containsExactly(
                 Map.entry(3L, new WalIntent(0, e)), Map.entry(7L, new WalIntent(4, e)));
         assertThat(await(streams.intents(other))).containsOnlyKeys(3L);
@@ -65,8 +65,8 @@ class RepairStoreTest {
         long e = f.acquire(s);
         StreamId b = f.newStream("b");
         StreamAppend a = append(s, e, 0, 4, 1, 0, 0);
-        await(streams.commit(List.of(a, append(b, f.acquire(b), 0, 1, 1, 0, 1))));
-        await(streams.commit(List.of(append(s, e, 4, 6, 1, 1, 0))));
+        await(streams.commit(List.of(a, append(b, f.acquire(b), 0, 1, 1, 0, 1)), 1));
+        await(streams.commit(List.of(append(s, e, 4, 6, 1, 1, 0)), 1));
         clearRecord(a.generationZeroRecord());
         assertThat(await(index.lookup(s, ReadView.COMMITTED, 2))).isEqualTo(new IndexLookup.Unindexed(2));
 
@@ -84,8 +84,8 @@ class RepairStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         StreamAppend a = append(s, e, 0, 4, 1, 0, 0);
-        await(streams.commit(List.of(a)));
-        await(streams.commit(List.of(append(s, e, 4, 8, 1, 1, 0))));
+        await(streams.commit(List.of(a), 1));
+        await(streams.commit(List.of(append(s, e, 4, 8, 1, 1, 0)), 1));
 
         assertThat(await(index.repairGenerationZero(requestFor(a))))
                 .isEqualTo(new RepairOutcome.Repaired(a.generationZeroRecord()));
@@ -105,9 +105,9 @@ class RepairStoreTest {
         long e = f.acquire(s);
         StreamAppend first = append(s, e, 0, 4, 1, 0, 0);
         StreamAppend second = append(s, e, 4, 8, 1, 1, 0);
-        await(streams.commit(List.of(first)));
-        await(streams.commit(List.of(second)));
-        await(streams.commit(List.of(append(s, e, 8, 9, 1, 2, 0))));
+        await(streams.commit(List.of(first), 1));
+        await(streams.commit(List.of(second), 1));
+        await(streams.commit(List.of(append(s, e, 8, 9, 1, 2, 0)), 1));
         clearRecord(second.generationZeroRecord());
         await(streams.trim(s, 6, e));
 
@@ -122,7 +122,7 @@ class RepairStoreTest {
     void repair_beyondCommittedEnd_isNotCommittedAndWritesNothing() {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
-        await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
+        await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0)), 1));
         RepairRequest ahead = requestFor(append(s, e, 4, 6, 1, 1, 0));
 
         assertThat(await(index.repairGenerationZero(ahead))).isEqualTo(new RepairOutcome.NotCommitted(4));
@@ -134,7 +134,7 @@ class RepairStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         StreamAppend a = append(s, e, 0, 4, 1, 0, 0);
-        await(streams.commit(List.of(a)));
+        await(streams.commit(List.of(a), 1));
         clearRecord(a.generationZeroRecord());
         f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_APPLIED, 1);
 
@@ -148,7 +148,7 @@ class RepairStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         StreamAppend a = append(s, e, 0, 4, 1, 0, 0);
-        await(streams.commit(List.of(a)));
+        await(streams.commit(List.of(a), 1));
         IndexRecord q = await(index.quarantine(IndexKey.of(a.generationZeroRecord()))).orElseThrow();
 
         assertThat(await(index.repairGenerationZero(requestFor(a)))).isEqualTo(new RepairOutcome.KeyOccupied(q));

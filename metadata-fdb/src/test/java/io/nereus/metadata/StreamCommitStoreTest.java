@@ -38,10 +38,10 @@ class StreamCommitStoreTest {
         StreamId s2 = f.newStream("b");
         long e1 = f.acquire(s1);
         long e2 = f.acquire(s2);
-        CommitResult r = await(streams.commit(List.of(append(s1, e1, 0, 3, 50, 0, 0), append(s2, e2, 0, 1, 50, 0, 1))));
+        CommitResult r = await(streams.commit(List.of(append(s1, e1, 0, 3, 50, 0, 0), append(s2, e2, 0, 1, 50, 0, 1)), 1));
         assertThat(r).isInstanceOf(CommitResult.Committed.class);
         assertThat(((CommitResult.Committed) r).heads()).extracting(StreamHead::committedEnd).containsExactly(3L, 1L);
-        await(streams.commit(List.of(append(s1, e1, 3, 5, 50, 1, 0))));
+        await(streams.commit(List.of(append(s1, e1, 3, 5, 50, 1, 0)), 1));
         StreamHead h1 = await(streams.head(s1)).orElseThrow();
         assertThat(h1.committedEnd()).isEqualTo(5);
         assertThat(h1.commitVersion()).isEqualTo(2);
@@ -49,7 +49,7 @@ class StreamCommitStoreTest {
         assertThat(await(streams.intent(s1, 50))).contains(new WalIntent(0, e1));
         assertThat(await(index.indexRecords(s1, ReadView.COMMITTED))).extracting(IndexRecord::range)
                 .containsExactly(OffsetRange.of(0, 3), OffsetRange.of(3, 5));
-        await(streams.commit(List.of(append(s1, e1, 5, 6, 51, 0, 0))));
+        await(streams.commit(List.of(append(s1, e1, 5, 6, 51, 0, 0)), 1));
         assertThat(await(streams.intent(s1, 51))).contains(new WalIntent(5, e1));
     }
 
@@ -61,7 +61,7 @@ class StreamCommitStoreTest {
         long e2 = f.acquire(s2);
         long fresh = f.acquire(s1);
         assertThat(fresh).isGreaterThan(old);
-        CommitResult r = await(streams.commit(List.of(append(s2, e2, 0, 1, 1, 0, 0), append(s1, old, 0, 1, 1, 0, 1))));
+        CommitResult r = await(streams.commit(List.of(append(s2, e2, 0, 1, 1, 0, 0), append(s1, old, 0, 1, 1, 0, 1)), 1));
         assertThat(r).isInstanceOf(CommitResult.Rejected.class);
         assertThat(((CommitResult.Rejected) r).outcome()).isEqualTo(new AppendOutcome.Fenced(fresh, old));
         assertThat(await(streams.head(s2)).orElseThrow().committedEnd()).as("all or nothing").isZero();
@@ -71,10 +71,10 @@ class StreamCommitStoreTest {
     void commit_wrongExpectedStart_isRejected() {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
-        await(streams.commit(List.of(append(s, e, 0, 2, 1, 0, 0))));
-        CommitResult r = await(streams.commit(List.of(append(s, e, 1, 3, 1, 1, 0))));
+        await(streams.commit(List.of(append(s, e, 0, 2, 1, 0, 0)), 1));
+        CommitResult r = await(streams.commit(List.of(append(s, e, 1, 3, 1, 1, 0)), 1));
         assertThat(r).isEqualTo(new CommitResult.Rejected(append(s, e, 1, 3, 1, 1, 0), new AppendOutcome.UnexpectedStart(2, 1)));
-        assertThat(await(streams.commit(List.of(append(StreamId.of(999), 1, 0, 1, 1, 0, 0)))))
+        assertThat(await(streams.commit(List.of(append(StreamId.of(999), 1, 0, 1, 1, 0, 0)), 1)))
                 .isEqualTo(new CommitResult.UnknownStream(StreamId.of(999)));
     }
 
@@ -88,7 +88,7 @@ class StreamCommitStoreTest {
                 append(s1, e1, 0, 3, 50, 0, 0), append(s2, e2, 0, 1, 50, 0, 1),
                 append(s1, e1, 3, 4, 50, 1, 0),
                 append(s1, e1, 4, 6, 51, 0, 1), append(s2, e2, 1, 2, 51, 0, 0));
-        CommitResult r = await(streams.commit(coalesced));
+        CommitResult r = await(streams.commit(coalesced, 1));
         assertThat(((CommitResult.Committed) r).heads()).extracting(StreamHead::committedEnd)
                 .containsExactly(3L, 1L, 4L, 6L, 2L);
         StreamHead h1 = await(streams.head(s1)).orElseThrow();
@@ -113,14 +113,14 @@ class StreamCommitStoreTest {
         long e2 = f.acquire(s2);
         StreamAppend gap = append(s1, e1, 4, 5, 50, 1, 0);
         CommitResult r = await(streams.commit(List.of(
-                append(s1, e1, 0, 3, 50, 0, 0), append(s2, e2, 0, 1, 50, 0, 1), gap)));
+                append(s1, e1, 0, 3, 50, 0, 0), append(s2, e2, 0, 1, 50, 0, 1), gap), 1));
         assertThat(r).isEqualTo(new CommitResult.Rejected(gap, new AppendOutcome.UnexpectedStart(3, 4)));
         StreamAppend outOfOrder = append(s1, e1, 0, 3, 50, 0, 0);
-        assertThat(await(streams.commit(List.of(append(s1, e1, 3, 4, 50, 1, 0), outOfOrder))))
+        assertThat(await(streams.commit(List.of(append(s1, e1, 3, 4, 50, 1, 0), outOfOrder), 1)))
                 .isEqualTo(new CommitResult.Rejected(append(s1, e1, 3, 4, 50, 1, 0),
                         new AppendOutcome.UnexpectedStart(0, 3)));
         StreamAppend staleEpoch = append(s1, e1 + 1, 3, 4, 50, 1, 0);
-        assertThat(await(streams.commit(List.of(append(s1, e1, 0, 3, 50, 0, 0), staleEpoch))))
+        assertThat(await(streams.commit(List.of(append(s1, e1, 0, 3, 50, 0, 0), staleEpoch), 1)))
                 .isEqualTo(new CommitResult.Rejected(staleEpoch, new AppendOutcome.Fenced(e1, e1 + 1)));
         assertThat(await(streams.head(s1)).orElseThrow().committedEnd()).as("all or nothing").isZero();
         assertThat(await(streams.head(s2)).orElseThrow().committedEnd()).isZero();
@@ -138,7 +138,7 @@ class StreamCommitStoreTest {
                 append(s1, e1, 0, 2, 50, 0, 0), append(s2, e2, 0, 1, 50, 0, 1),
                 append(s1, e1, 2, 5, 50, 1, 0), append(s1, e1, 5, 6, 50, 2, 0));
         f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_APPLIED, 1);
-        CommitResult r = await(streams.commit(coalesced));
+        CommitResult r = await(streams.commit(coalesced, 1));
         assertThat(r).isInstanceOf(CommitResult.Committed.class);
         StreamHead h1 = await(streams.head(s1)).orElseThrow();
         assertThat(h1.committedEnd()).isEqualTo(6);
@@ -148,11 +148,11 @@ class StreamCommitStoreTest {
                 .containsExactly(h1, await(streams.head(s2)).orElseThrow(), h1, h1);
         assertThat(await(streams.head(s2)).orElseThrow().commitVersion()).isEqualTo(1);
         assertThat(await(index.indexRecords(s1, ReadView.COMMITTED))).hasSize(3);
-        assertThat(await(streams.commit(coalesced))).as("a late duplicate changes nothing")
+        assertThat(await(streams.commit(coalesced, 1))).as("a late duplicate changes nothing")
                 .isInstanceOf(CommitResult.Committed.class);
         assertThat(await(streams.head(s1)).orElseThrow()).isEqualTo(h1);
         f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_NOT_APPLIED, 1);
-        await(streams.commit(List.of(append(s1, e1, 6, 7, 50, 3, 0), append(s1, e1, 7, 8, 50, 4, 0))));
+        await(streams.commit(List.of(append(s1, e1, 6, 7, 50, 3, 0), append(s1, e1, 7, 8, 50, 4, 0)), 1));
         assertThat(await(streams.head(s1)).orElseThrow().commitVersion()).isEqualTo(5);
         assertThat(await(index.indexRecords(s1, ReadView.COMMITTED))).hasSize(5);
     }
@@ -162,14 +162,14 @@ class StreamCommitStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_APPLIED, 1);
-        CommitResult r = await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0))));
+        CommitResult r = await(streams.commit(List.of(append(s, e, 0, 4, 1, 0, 0)), 1));
         assertThat(r).isInstanceOf(CommitResult.Committed.class);
         StreamHead h = await(streams.head(s)).orElseThrow();
         assertThat(h.committedEnd()).isEqualTo(4);
         assertThat(h.commitVersion()).isEqualTo(1);
         assertThat(h.cumulativeBytes()).isEqualTo(40);
         f.embedded().injectCommitFaults(CommitFault.UNKNOWN_RESULT_NOT_APPLIED, 1);
-        await(streams.commit(List.of(append(s, e, 4, 5, 1, 1, 0))));
+        await(streams.commit(List.of(append(s, e, 4, 5, 1, 1, 0)), 1));
         assertThat(await(streams.head(s)).orElseThrow().commitVersion()).isEqualTo(2);
         assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).hasSize(2);
     }
@@ -179,7 +179,7 @@ class StreamCommitStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         for (int i = 0; i < 5; i++) {
-            await(streams.commit(List.of(append(s, e, 3L * i, 3L * i + 3, 1, i, 0))));
+            await(streams.commit(List.of(append(s, e, 3L * i, 3L * i + 3, 1, i, 0)), 1));
         }
         StreamHead h = await(streams.trim(s, 7, e));
         assertThat(h.trimOffset()).isEqualTo(7);
@@ -197,7 +197,7 @@ class StreamCommitStoreTest {
         StreamId s = f.newStream("a");
         long old = f.acquire(s);
         for (int i = 0; i < 3; i++) {
-            await(streams.commit(List.of(append(s, old, 2L * i, 2L * i + 2, 1, i, 0))));
+            await(streams.commit(List.of(append(s, old, 2L * i, 2L * i + 2, 1, i, 0)), 1));
         }
         long current = f.acquire(s);
         StreamHead before = await(streams.head(s)).orElseThrow();
@@ -219,7 +219,7 @@ class StreamCommitStoreTest {
         int n = StreamCommitStore.TRIM_BATCH + 50;
         List<StreamAppend> none = List.of();
         for (int i = 0; i < n; i++) {
-            await(streams.commit(List.of(append(s, e, i, i + 1L, 1, i, 0))));
+            await(streams.commit(List.of(append(s, e, i, i + 1L, 1, i, 0)), 1));
         }
         assertThat(none).isEmpty();
         await(streams.trim(s, n, e));
@@ -232,7 +232,7 @@ class StreamCommitStoreTest {
         StreamId s = f.newStream("a");
         long e = f.acquire(s);
         await(streams.seal(s, e));
-        CommitResult r = await(streams.commit(List.of(append(s, e, 0, 1, 1, 0, 0))));
+        CommitResult r = await(streams.commit(List.of(append(s, e, 0, 1, 1, 0, 0)), 1));
         assertThat(((CommitResult.Rejected) r).outcome()).isEqualTo(new AppendOutcome.NotAccepting(StreamState.SEALED));
     }
 

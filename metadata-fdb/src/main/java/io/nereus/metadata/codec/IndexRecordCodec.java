@@ -10,6 +10,8 @@ import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadTarget;
 import io.nereus.metadata.WalTarget;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Binary form of the value of a generation-index record; the key supplies stream, view, end offset and
@@ -29,30 +31,41 @@ import io.nereus.metadata.WalTarget;
  *   i64    entryCount
  *   i64    bytes
  *   i64    metadataVersion
+ *
+ * format 2: a generation-0 record of a run of appends ({@link WalTarget} with earlier sections): format 1 with
+ * target kind 3 (laid out as kind 1: the run's last section), followed by
+ *   varint earlier sections, then for each, in offset order:
+ *          varint entryId, varint positionInBatch, varint offsets (its end minus where it starts),
+ *          uN checksum value (the record's checksum type)
  * </pre>
+ * A record of one append is written in format 1, byte for byte as before runs existed.
  */
 public final class IndexRecordCodec {
     public static final IndexRecordCodec INSTANCE = new IndexRecordCodec();
     public static final int FORMAT_V1 = 1;
+    public static final int FORMAT_V2 = 2;
     static final int TARGET_WAL = 1;
     static final int TARGET_OBJECT = 2;
+    static final int TARGET_WAL_RUN = 3;
     private static final String WHAT = "IndexRecord value";
 
     private IndexRecordCodec() {
     }
 
     public byte[] encode(IndexRecord rec) {
-        // a generation-0 record (one per stream append) is sized exactly, so the writer's buffer is the value
-        int size = rec.target() instanceof WalTarget
-                ? 1 + 8 + 1 + (1 + 8 + 8 + 4) + 1 + rec.checksum().type().width() + 3 * 8
+        // a generation-0 record (written at every commit of a stream) is sized exactly: the writer's buffer is the value
+        int width = rec.checksum().type().width();
+        int size = rec.target() instanceof WalTarget wal
+                ? 1 + 8 + 1 + (1 + 8 + 8 + 4) + 1 + width + 3 * 8 + runSize(wal, rec.range().start(), width)
                 : 96;
+        ReadTarget t = rec.target();
+        boolean run = t instanceof WalTarget wal && !wal.earlier().isEmpty();
         ValueWriter w = new ValueWriter(size)
-                .u8(FORMAT_V1)
+                .u8(run ? FORMAT_V2 : FORMAT_V1)
                 .i64(rec.range().start())
                 .u8(rec.state().code());
-        ReadTarget t = rec.target();
         if (t instanceof WalTarget wal) {
-            w.u8(TARGET_WAL).i64(wal.sliceId()).i64(wal.entryId()).i32(wal.positionInBatch());
+            w.u8(run ? TARGET_WAL_RUN : TARGET_WAL).i64(wal.sliceId()).i64(wal.entryId()).i32(wal.positionInBatch());
         } else if (t instanceof ObjectTarget obj) {
             w.u8(TARGET_OBJECT).string(obj.key()).i64(obj.byteOffset()).i64(obj.byteLength())
                     .i64(obj.objectSize()).string(obj.version());
@@ -62,7 +75,35 @@ public final class IndexRecordCodec {
         Checksum c = rec.checksum();
         w.u8(c.type().code()).unsigned(c.value(), c.type().width());
         w.i64(rec.entryCount()).i64(rec.bytes()).i64(rec.metadataVersion());
+        if (run) {
+            WalTarget wal = (WalTarget) t;
+            w.varint(wal.earlier().size());
+            long start = rec.range().start();
+            for (WalTarget.Section s : wal.earlier()) {
+                if (s.checksum().type() != c.type()) {
+                    throw new IllegalArgumentException("the sections of a WAL run share the record's checksum type "
+                            + c.type() + ": " + s);
+                }
+                w.varint(s.entryId()).varint(s.positionInBatch()).varint(s.endOffset() - start)
+                        .unsigned(s.checksum().value(), width);
+                start = s.endOffset();
+            }
+        }
         return FdbLimits.checkValue(WHAT, w.toByteArray());
+    }
+
+    /** The bytes the earlier sections of a run take after the target's fixed part; 0 for one section. */
+    private static int runSize(WalTarget wal, long start, int width) {
+        if (wal.earlier().isEmpty()) {
+            return 0;
+        }
+        int n = ValueWriter.varintSize(wal.earlier().size());
+        for (WalTarget.Section s : wal.earlier()) {
+            n += ValueWriter.varintSize(s.entryId()) + ValueWriter.varintSize(s.positionInBatch())
+                    + ValueWriter.varintSize(s.endOffset() - start) + width;
+            start = s.endOffset();
+        }
+        return n;
     }
 
     /**
@@ -72,13 +113,22 @@ public final class IndexRecordCodec {
      */
     public IndexRecord decode(IndexKey key, byte[] value) {
         ValueReader r = new ValueReader(() -> WHAT + " of " + key, value);
-        r.formatVersion(FORMAT_V1);
+        int format = r.formatVersion(FORMAT_V1, FORMAT_V2);
         long start = r.i64("startOffset");
         int state = r.u8("state");
         int kind = r.u8("target kind");
         ReadTarget target;
         switch (kind) {
             case TARGET_WAL -> {
+                long slice = r.i64("WAL sliceId");
+                long entry = r.i64("WAL entryId");
+                int pos = r.i32("WAL positionInBatch");
+                target = r.build(() -> new WalTarget(slice, entry, pos));
+            }
+            case TARGET_WAL_RUN -> {
+                if (format != FORMAT_V2) {
+                    throw r.invalid("a WAL run needs format 2", "format", format);
+                }
                 long slice = r.i64("WAL sliceId");
                 long entry = r.i64("WAL entryId");
                 int pos = r.i32("WAL positionInBatch");
@@ -100,9 +150,41 @@ public final class IndexRecordCodec {
         long entryCount = r.i64("entryCount");
         long bytes = r.i64("bytes");
         long metadataVersion = r.i64("metadataVersion");
+        if (kind == TARGET_WAL_RUN) {
+            target = run(r, (WalTarget) target, start, type);
+        } else if (format != FORMAT_V1) {
+            throw r.invalid("format 2 is a WAL run's", "kind", kind);
+        }
         r.expectEnd();
+        ReadTarget t = target;
         return r.build(() -> new IndexRecord(key.stream(), key.view(), new OffsetRange(start, key.endOffset()),
-                key.generation(), IndexRecordState.fromCode(state), target, new Checksum(type, checksumValue),
+                key.generation(), IndexRecordState.fromCode(state), t, new Checksum(type, checksumValue),
                 entryCount, bytes, metadataVersion));
+    }
+
+    /** The earlier sections of a run, read after the record's fixed fields, added to its {@code last} section. */
+    private static WalTarget run(ValueReader r, WalTarget last, long start, ChecksumType type) {
+        int n = r.count("WAL run earlier sections", 4);
+        if (n < 1) {
+            throw r.invalid("a WAL run has earlier sections", "sections", n);
+        }
+        List<WalTarget.Section> earlier = new ArrayList<>(n);
+        long sectionStart = start;
+        for (int i = 0; i < n; i++) {
+            long entry = r.varint("WAL run section entryId");
+            int pos = r.varintInt("WAL run section positionInBatch", Integer.MAX_VALUE);
+            long offsets = r.varint("WAL run section offsets");
+            long value = r.unsigned("WAL run section checksum", type.width());
+            if (offsets < 1) {
+                throw r.invalid("a WAL run section holds at least one offset", "section", i);
+            }
+            if (offsets > Long.MAX_VALUE - sectionStart) {
+                throw r.invalid("a WAL run section ends beyond the largest offset", "section", i);
+            }
+            long end = sectionStart + offsets;
+            sectionStart = end;
+            earlier.add(r.build(() -> new WalTarget.Section(entry, pos, end, new Checksum(type, value))));
+        }
+        return r.build(() -> new WalTarget(last.sliceId(), last.entryId(), last.positionInBatch(), earlier));
     }
 }

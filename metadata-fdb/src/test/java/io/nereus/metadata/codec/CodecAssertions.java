@@ -34,7 +34,12 @@ final class CodecAssertions {
     }
 
     static void rejectsUnknownVersion(byte[] valid, Function<byte[], ?> decode, String what) {
-        for (int version : new int[] {0, 2, 255}) {
+        rejectsUnknownVersion(valid, decode, what, 0, 2, 255);
+    }
+
+    /** As {@link #rejectsUnknownVersion(byte[], Function, String)}, for the given unknown versions. */
+    static void rejectsUnknownVersion(byte[] valid, Function<byte[], ?> decode, String what, int... versions) {
+        for (int version : versions) {
             byte[] other = valid.clone();
             other[0] = (byte) version;
             Map<String, Object> context = thrown(ErrorCode.METADATA_FORMAT, () -> decode.apply(other)).context();

@@ -26,6 +26,7 @@ import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.StreamState;
 import io.nereus.metadata.WalIntent;
+import io.nereus.metadata.WalSectionRef;
 import io.nereus.metadata.WalSlice;
 import io.nereus.metadata.WalSliceState;
 import io.nereus.metadata.WalTarget;
@@ -35,6 +36,7 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ValueCodecsTest {
@@ -93,8 +95,51 @@ class ValueCodecsTest {
             assertThat(IndexRecordCodec.INSTANCE.decode(key, bytes)).isEqualTo(rec);
             rejectsEveryTruncation(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
             rejectsTrailingBytes(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
-            rejectsUnknownVersion(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b), "IndexRecord value");
+            rejectsUnknownVersion(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b), "IndexRecord value", 0, 3, 255);
+            byte[] asRun = bytes.clone();
+            asRun[0] = 2;
+            assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> IndexRecordCodec.INSTANCE.decode(key, asRun)).context())
+                    .containsEntry("reason", "format 2 is a WAL run's");
         }
+    }
+
+    /** A generation-0 record of a run of three appends: format 2, its sections after the fixed fields. */
+    private static IndexRecord runRecord() {
+        WalTarget run = new WalTarget(5, 900, 3, List.of(
+                new WalTarget.Section(7, 0, 104, Checksum.crc32c(0xFFFF_FFFFL)),
+                new WalTarget.Section(300, 129, 105, Checksum.crc32c(1))));
+        return new IndexRecord(S, ReadView.COMMITTED, OffsetRange.of(100, 110), GenerationId.APPEND,
+                IndexRecordState.COMMITTED, run, Checksum.crc32c(0x1234), 7, 4096, 0);
+    }
+
+    @Test
+    void indexRecord_ofARun_roundTripsInFormat2_andBadRunsAreRefused() {
+        IndexRecord rec = runRecord();
+        IndexKey key = IndexKey.of(rec);
+        byte[] bytes = IndexRecordCodec.INSTANCE.encode(rec);
+        assertThat(bytes[0]).isEqualTo((byte) 2);
+        assertThat(IndexRecordCodec.INSTANCE.decode(key, bytes)).isEqualTo(rec);
+        assertThat(rec.walSections()).extracting(WalSectionRef::entryId, WalSectionRef::positionInBatch,
+                WalSectionRef::range, WalSectionRef::checksum).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(7L, 0, OffsetRange.of(100, 104), Checksum.crc32c(0xFFFF_FFFFL)),
+                org.assertj.core.groups.Tuple.tuple(300L, 129, OffsetRange.of(104, 105), Checksum.crc32c(1)),
+                org.assertj.core.groups.Tuple.tuple(900L, 3, OffsetRange.of(105, 110), Checksum.crc32c(0x1234)));
+        rejectsEveryTruncation(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
+        rejectsTrailingBytes(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
+        rejectsUnknownVersion(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b), "IndexRecord value", 0, 3, 255);
+        byte[] asSingle = bytes.clone();
+        asSingle[0] = 1;
+        assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> IndexRecordCodec.INSTANCE.decode(key, asSingle)).context())
+                .containsEntry("reason", "a WAL run needs format 2");
+        // the same run stored under a key whose end leaves its last section empty
+        IndexKey shorter = new IndexKey(S, ReadView.COMMITTED, 105, GenerationId.APPEND);
+        assertThat(violation(() -> IndexRecordCodec.INSTANCE.decode(shorter, bytes), "IndexRecord value"))
+                .contains("[100, 105)");
+        assertThatThrownBy(() -> new IndexRecord(S, ReadView.COMMITTED, OffsetRange.of(100, 105), GenerationId.APPEND,
+                IndexRecordState.COMMITTED, rec.target(), Checksum.crc32c(0x1234), 5, 4096, 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must end inside");
+        assertThatThrownBy(() -> new WalTarget(5, 900, 3, List.of(new WalTarget.Section(901, 0, 104,
+                Checksum.crc32c(0))))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("entry order");
     }
 
     @Test
