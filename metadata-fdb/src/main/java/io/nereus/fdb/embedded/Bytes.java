@@ -57,6 +57,12 @@ final class Bytes {
         return r;
     }
 
+    /** Whether {@code end} is {@code key + 0x00}: {@code [key, end)} holds exactly {@code key}. */
+    static boolean isKeyAfter(byte[] key, byte[] end) {
+        return end.length == key.length + 1 && end[key.length] == 0
+                && Arrays.equals(key, 0, key.length, end, 0, key.length);
+    }
+
     static byte[] min(byte[] a, byte[] b) {
         return compare(a, b) <= 0 ? a : b;
     }

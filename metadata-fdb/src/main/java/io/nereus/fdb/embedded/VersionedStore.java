@@ -228,8 +228,18 @@ final class VersionedStore {
         }
     }
 
-    /** Clears {@code [begin, end)}: every key present there gets a deletion at {@code version}. */
+    /**
+     * Clears {@code [begin, end)}: every key present there gets a deletion at {@code version}. A range of one key (a
+     * point clear) finds its slot by hash, not by a walk of the ordered index.
+     */
     void clearRange(long version, byte[] begin, byte[] end) {
+        if (Bytes.isKeyAfter(begin, end)) {
+            Slot s = byKey.get(begin, Bytes.hash(begin));
+            if (s != null && !s.removed() && s.latest() != null) {
+                write(version, s, null);
+            }
+            return;
+        }
         if (Bytes.compare(begin, end) >= 0) {
             return;
         }
