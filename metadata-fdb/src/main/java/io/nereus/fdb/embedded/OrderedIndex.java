@@ -20,10 +20,9 @@ import java.util.NoSuchElementException;
  * <p>Why not {@link java.util.concurrent.ConcurrentSkipListMap}: with a million keys or more, a skip list insert
  * follows some forty index and node links to nodes and keys spread over the heap, most of them cache misses; the
  * broker's store gets a new key with every stream append (a generation-0 index record, or a run of them moved to
- * its new end), and the skip list took a
- * third of the metadata engine's time for a commit of 1,000 streams (1.5 million keys: about 1.5 us an insert
- * there, against about 0.2 us for a red-black tree on the same keys in the same run). A balanced binary tree keeps
- * the path a batch of inserts shares in cache.
+ * its new end), and the skip list took a third of the metadata engine's time for a commit of 1,000 streams (1.5
+ * million keys: about 1.5 us an insert there, against about 0.2 us for a red-black tree on the same keys in the same
+ * run). A balanced binary tree keeps the path a batch of inserts shares in cache.
  *
  * @param <V> what each key leads to; compared by identity in {@link #remove}
  */
