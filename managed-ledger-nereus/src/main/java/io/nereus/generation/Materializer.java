@@ -17,10 +17,10 @@ import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.metadata.StreamId;
 import io.nereus.metadata.StreamState;
+import io.nereus.metadata.WalSectionRef;
 import io.nereus.metadata.WalSlice;
 import io.nereus.metadata.WalSliceState;
 import io.nereus.metadata.WalSliceStore;
-import io.nereus.metadata.WalSectionRef;
 import io.nereus.metadata.WalTarget;
 import io.nereus.metadata.WalWriterLease;
 import io.nereus.object.BlockCache;
@@ -724,14 +724,6 @@ public final class Materializer implements AutoCloseable {
             for (io.nereus.wal.WalSection s : b.sections()) {
                 n += s.payloadBytes();
             }
-        }
-        return n;
-    }
-
-    private static long payloadBytes(List<StreamEntry> entries) {
-        long n = 0;
-        for (StreamEntry e : entries) {
-            n += e.size();
         }
         return n;
     }

@@ -25,9 +25,8 @@ import java.util.concurrent.CompletionException;
  * Reads generation-0 targets: the stream's section of a WAL batch that holds the offset asked for, one of the
  * sections a record lists ({@link IndexRecord#walSections()}: one for an append, several for a run). The section must
  * belong to the record's stream, cover exactly the range the record gives it and match the checksum the record gives
- * it; anything else is CORRUPT_DATA. The
- * WAL reader's failures (naming slice and entry) pass unchanged. The entries read are retained slices of the
- * fetched BookKeeper entry ({@link WalReader}), owned by the caller.
+ * it; anything else is CORRUPT_DATA. The WAL reader's failures (naming slice and entry) pass unchanged. The entries
+ * read are retained slices of the fetched BookKeeper entry ({@link WalReader}), owned by the caller.
  */
 public final class WalTargetReader implements TargetReader {
     private final WalReader wal;
@@ -46,7 +45,7 @@ public final class WalTargetReader implements TargetReader {
             return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_READ_FAILED,
                     ErrorContext.of("reason", "no reader for the target's kind", "target", record.target())));
         }
-        WalSectionRef t = section(record, offset);
+        WalSectionRef t = record.walSectionAt(offset);
         return wal.read(t.sliceId(), t.entryId()).handle((fetched, error) -> {
             if (error != null) {
                 throw new CompletionException(translate(Failures.unwrap(error), t));
@@ -60,17 +59,6 @@ public final class WalTargetReader implements TargetReader {
                 fetched.release();
             }
         });
-    }
-
-    /** The section of {@code record} holding {@code offset}; its first when the record does not cover it. */
-    static WalSectionRef section(IndexRecord record, long offset) {
-        List<WalSectionRef> sections = record.walSections();
-        for (WalSectionRef s : sections) {
-            if (offset < s.range().end()) {
-                return s;
-            }
-        }
-        return sections.get(0);
     }
 
     /**

@@ -178,7 +178,8 @@ class GenerationZeroRepairTest {
             assertThat(repaired).allSatisfy(r -> assertThat(r.walSections()).hasSize(1));
             assertThat(repaired.stream().flatMap(r -> r.walSections().stream()))
                     .as("sections of %s come back exactly", name)
-                    .containsExactlyElementsOf(before.get(name).stream().flatMap(r -> r.walSections().stream()).toList());
+                    .containsExactlyElementsOf(before.get(name).stream()
+                            .flatMap(r -> r.walSections().stream()).toList());
         }
     }
 

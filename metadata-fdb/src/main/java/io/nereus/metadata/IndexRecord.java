@@ -105,6 +105,28 @@ public record IndexRecord(
     }
 
     /**
+     * The WAL section this record lists that holds {@code offset}; its first when the record does not cover it. One
+     * section of {@link #walSections()}, without building the others (a read of a run wants one).
+     *
+     * @throws IllegalStateException when the target is not in the WAL
+     */
+    public WalSectionRef walSectionAt(long offset) {
+        if (!(target instanceof WalTarget wal)) {
+            throw new IllegalStateException("not a WAL target: " + target);
+        }
+        long start = range.start();
+        for (WalTarget.Section s : wal.earlier()) {
+            if (offset < s.endOffset() || offset >= range.end()) {
+                return new WalSectionRef(wal.sliceId(), s.entryId(), s.positionInBatch(),
+                        new OffsetRange(start, s.endOffset()), s.checksum());
+            }
+            start = s.endOffset();
+        }
+        return new WalSectionRef(wal.sliceId(), wal.entryId(), wal.positionInBatch(),
+                new OffsetRange(start, range.end()), checksum);
+    }
+
+    /**
      * True when {@code next}, the generation-0 record of the stream's next append, may extend this record into a
      * longer run ({@link #followedBy}): both COMMITTED generation-0 records of the COMMITTED view of one stream, in
      * one WAL slice, {@code next} of one section starting where this one ends in a later batch, and this run

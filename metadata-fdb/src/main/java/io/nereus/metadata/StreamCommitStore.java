@@ -13,6 +13,7 @@ import io.nereus.metadata.codec.StreamHeadCodec;
 import io.nereus.metadata.codec.WalIntentCodec;
 import io.nereus.metadata.codec.WalSliceCodec;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -29,7 +30,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Stream heads and what moves them: writer acquisition (the epoch that fences earlier writers), the commit of
  * acknowledged WAL batches (head, generation-0 records, one per run of a stream's appends into a slice, the
- * stream's INTENT in each slice and its range in the slice), seal and trim; commit, seal and trim are conditional on the writer epoch the caller holds. Owns {@code (STREAM, sid, HEAD)} and {@code (STREAM, sid, INTENT, slice)}; writes
+ * stream's INTENT in each slice and its range in the slice), seal and trim; commit, seal and trim are conditional on
+ * the writer epoch the caller holds. Owns {@code (STREAM, sid, HEAD)} and {@code (STREAM, sid, INTENT, slice)}; writes
  * generation-0 index records and the per-stream slice ranges {@code (WAL, slice, sid)}, reads the slice records
  * of {@link WalSliceStore}, and, when trimming, moves records below the trim offset to RETIRED.
  *
@@ -113,13 +115,13 @@ public final class StreamCommitStore {
     /**
      * Commits one or more consecutive WAL batches: for every append, checks the writer epoch and that it starts
      * at the stream's committed end, advances the head, records the append in generation 0 and, on the stream's
-     * first append into the slice, writes its intent; all in one transaction, all or nothing. The slice of every append
-     * must be registered and OPEN ({@link WalSliceStore#register}; refused as {@link CommitResult.SliceNotOpen}
+     * first append into the slice, writes its intent; all in one transaction, all or nothing. The slice of every
+     * append must be registered and OPEN ({@link WalSliceStore#register}; refused as {@link CommitResult.SliceNotOpen}
      * otherwise): its record is read, so a racing seal is a conflict.
      *
      * <p><b>Runs.</b> A stream's consecutive appends into one slice share one generation-0 record of up to
-     * {@code runSections} sections ({@link IndexRecord#continuesWith}; 1: a record per append): the record ending where the
-     * stream's first append here starts is read (with a conflict range, so a reader quarantining it or a trim
+     * {@code runSections} sections ({@link IndexRecord#continuesWith}; 1: a record per append): the record ending
+     * where the stream's first append here starts is read (with a conflict range, so a reader quarantining it or a trim
      * retiring it meanwhile is a conflict, not an overwrite) and, when the append continues it, cleared and written
      * again under its new end; appends of one stream within the commit extend it further. The index therefore holds
      * one key per run, not one per append, while every section stays individually addressable.
@@ -227,7 +229,7 @@ public final class StreamCommitStore {
                     .filter(r -> r.generation().isAppend()).findFirst()));
         }
         if (reads == null) {
-            return CompletableFuture.completedFuture(null);
+            return CompletableFuture.completedFuture(Collections.nCopies(batch.size(), Optional.empty()));
         }
         List<CompletableFuture<Optional<IndexRecord>>> all = reads;
         return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0]))
@@ -251,7 +253,7 @@ public final class StreamCommitStore {
                     return new CommitResult.UnknownStream(a.stream());
                 }
             }
-            AppendOutcome o = AppendOutcome.decide(head, covering == null ? Optional.empty() : covering.get(i), a);
+            AppendOutcome o = AppendOutcome.decide(head, covering.get(i), a);
             if (!o.permitsCommit()) {
                 return new CommitResult.Rejected(a, o);
             }

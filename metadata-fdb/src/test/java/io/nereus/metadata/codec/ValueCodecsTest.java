@@ -124,6 +124,13 @@ class ValueCodecsTest {
                 org.assertj.core.groups.Tuple.tuple(7L, 0, OffsetRange.of(100, 104), Checksum.crc32c(0xFFFF_FFFFL)),
                 org.assertj.core.groups.Tuple.tuple(300L, 129, OffsetRange.of(104, 105), Checksum.crc32c(1)),
                 org.assertj.core.groups.Tuple.tuple(900L, 3, OffsetRange.of(105, 110), Checksum.crc32c(0x1234)));
+        List<WalSectionRef> sections = rec.walSections();
+        for (long o = 100; o < 110; o++) {
+            long at = o;
+            assertThat(rec.walSectionAt(o)).as("offset %s", o).isEqualTo(sections.stream()
+                    .filter(w -> w.range().contains(at)).findFirst().orElseThrow());
+        }
+        assertThat(rec.walSectionAt(110)).as("beyond the run: its first").isEqualTo(sections.get(0));
         rejectsEveryTruncation(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
         rejectsTrailingBytes(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
         rejectsUnknownVersion(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b), "IndexRecord value", 0, 3, 255);
