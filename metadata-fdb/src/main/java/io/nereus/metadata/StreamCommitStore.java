@@ -269,25 +269,22 @@ public final class StreamCommitStore {
         }
         List<StreamHead> result = new ArrayList<>(n);
         Set<StreamId> advanced = new HashSet<>(capacity(stored.size()));
-        Map<StreamId, IndexRecord> openRuns = new LinkedHashMap<>(capacity(stored.size()));
+        Map<StreamId, OpenRun> openRuns = new LinkedHashMap<>(capacity(stored.size()));
         Map<Slot, OffsetRange> inSlice = new LinkedHashMap<>(capacity(intents.size()));
         for (int i = 0; i < batch.size(); i++) {
             StreamAppend a = batch.get(i);
             AppendOutcome o = outcomes.get(i);
             if (o instanceof AppendOutcome.Apply apply) {
                 advanced.add(a.stream());
-                IndexRecord run = openRuns.get(a.stream());
-                if (run == null) {
-                    run = storedRun(tr, a, runs.get(a.stream()), apply.record(), runSections);
+                IndexRecord record = apply.record();
+                OpenRun run = openRuns.get(a.stream());
+                byte[] extended = run == null ? extendStoredRun(tr, a, runs.get(a.stream()), record, runSections)
+                        : IndexRecordCodec.INSTANCE.extendRun(run.key(), run.value(), record, runSections);
+                if (extended == null && run != null) {
+                    tr.set(ks.indexKey(run.key()), run.value());
                 }
-                if (run != null && run.continuesWith(apply.record(), runSections)) {
-                    openRuns.put(a.stream(), run.followedBy(apply.record()));
-                } else {
-                    if (run != null) {
-                        writeRecord(tr, run);
-                    }
-                    openRuns.put(a.stream(), apply.record());
-                }
+                openRuns.put(a.stream(), new OpenRun(IndexKey.of(record),
+                        extended != null ? extended : IndexRecordCodec.INSTANCE.encode(record)));
                 Slot slot = Slot.of(a);
                 OffsetRange before = inSlice.get(slot);
                 if (before == null) {
@@ -305,8 +302,8 @@ public final class StreamCommitStore {
                 result.add(((AppendOutcome.AlreadyApplied) o).head());
             }
         }
-        for (IndexRecord run : openRuns.values()) {
-            writeRecord(tr, run);
+        for (OpenRun run : openRuns.values()) {
+            tr.set(ks.indexKey(run.key()), run.value());
         }
         for (StreamId s : advanced) {
             tr.set(ks.headKey(s), StreamHeadCodec.INSTANCE.encode(current.get(s)));
@@ -319,32 +316,32 @@ public final class StreamCommitStore {
     }
 
     /**
-     * The stored generation-0 record ending where {@code a} starts, when {@code a}'s record may continue it: then its
-     * key is cleared here, since the run is written again, longer, under its new end. Null when there is none or it
-     * cannot be continued (another slice, not COMMITTED, a full run): it stays as it is.
+     * The value of the stored generation-0 run ending where {@code a} starts extended by {@code next}, {@code a}'s
+     * record ({@link IndexRecordCodec#extendRun}); then the run's key is cleared here, since the run is written again,
+     * longer, under its new end. Null when there is none or it cannot be continued (another slice, not COMMITTED, a
+     * full run): it stays as it is.
      */
-    private IndexRecord storedRun(Transaction tr, StreamAppend a, RunRead read, IndexRecord next, int runSections) {
+    private byte[] extendStoredRun(Transaction tr, StreamAppend a, RunRead read, IndexRecord next, int runSections) {
         // read for the stream's first append of the commit; a later one (after appends already applied) reads nothing
         byte[] value = read == null || read.start() != a.range().start() ? null : read.value().join();
         if (value == null) {
             return null;
         }
         IndexKey key = new IndexKey(a.stream(), ReadView.COMMITTED, a.range().start(), GenerationId.APPEND);
-        IndexRecord run = IndexRecordCodec.INSTANCE.decode(key, value);
-        if (!run.continuesWith(next, runSections)) {
-            return null;
+        byte[] extended = IndexRecordCodec.INSTANCE.extendRun(key, value, next, runSections);
+        if (extended != null) {
+            tr.clear(ks.indexKey(key));
         }
-        tr.clear(ks.indexKey(key));
-        return run;
-    }
-
-    private void writeRecord(Transaction tr, IndexRecord r) {
-        tr.set(ks.indexKey(IndexKey.of(r)), IndexRecordCodec.INSTANCE.encode(r));
+        return extended;
     }
 
     /** A hash map capacity that holds {@code entries} without resizing. */
     private static int capacity(int entries) {
         return (int) (entries / 0.75f) + 1;
+    }
+
+    /** A stream's generation-0 run as this commit will write it: its key and encoded value. */
+    private record OpenRun(IndexKey key, byte[] value) {
     }
 
     /** The read of the generation-0 record ending at {@code start}, where a stream's first append of a commit starts. */

@@ -3,12 +3,14 @@ package io.nereus.metadata.codec;
 import io.nereus.metadata.Checksum;
 import io.nereus.metadata.ChecksumType;
 import io.nereus.metadata.FdbLimits;
+import io.nereus.metadata.GenerationId;
 import io.nereus.metadata.IndexKey;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.IndexRecordState;
 import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadTarget;
+import io.nereus.metadata.ReadView;
 import io.nereus.metadata.WalTarget;
 import java.util.ArrayList;
 import java.util.List;
@@ -160,6 +162,131 @@ public final class IndexRecordCodec {
         return r.build(() -> new IndexRecord(key.stream(), key.view(), new OffsetRange(start, key.endOffset()),
                 key.generation(), IndexRecordState.fromCode(state), t, new Checksum(type, checksumValue),
                 entryCount, bytes, metadataVersion));
+    }
+
+    /**
+     * The value of the generation-0 run stored as {@code stored} under {@code key} followed by {@code next}, the
+     * one-section record of the stream's next append: a value that decodes to
+     * {@code decode(key, stored).followedBy(next)}; {@code null} when {@code decode(key, stored).continuesWith(next,
+     * maxSections)} is false. The commit extends a stream's run at every append, so this reads only the fixed fields
+     * and walks the earlier sections' bytes, which it copies as they are, instead of building a record of every
+     * section (up to {@link WalTarget#MAX_SECTIONS}) to encode them again. A value it does not find well formed is
+     * decoded in full, which refuses it as {@link #decode} does.
+     *
+     * @throws io.nereus.error.NereusException METADATA_FORMAT when {@code stored} is not a valid encoding for
+     *         {@code key}
+     */
+    public byte[] extendRun(IndexKey key, byte[] stored, IndexRecord next, int maxSections) {
+        byte[] extended = extendWellFormed(key, stored, next, maxSections);
+        if (extended == NOT_CONTINUED) {
+            return null;
+        }
+        if (extended != null) {
+            return FdbLimits.checkValue(WHAT, extended);
+        }
+        IndexRecord run = decode(key, stored);
+        return run.continuesWith(next, maxSections) ? encode(run.followedBy(next)) : null;
+    }
+
+    /** What {@link #extendWellFormed} returns for a well-formed run that {@code next} does not continue. */
+    private static final byte[] NOT_CONTINUED = new byte[0];
+
+    /**
+     * {@link #extendRun} for a stored value that is a well-formed COMMITTED generation-0 record of the COMMITTED view
+     * ({@link #NOT_CONTINUED} when {@code next} does not continue it); {@code null} for any other value, which the
+     * caller then decodes in full. The checks are those {@link #decode} and the constructors it calls make.
+     */
+    private static byte[] extendWellFormed(IndexKey key, byte[] stored, IndexRecord next, int maxSections) {
+        if (key.view() != ReadView.COMMITTED || !key.generation().equals(GenerationId.APPEND)) {
+            return null;
+        }
+        // the reader's failures are decode's own: the same fields read in the same order, the same name of the value
+        ValueReader r = new ValueReader(() -> WHAT + " of " + key, stored);
+        int format = r.formatVersion(FORMAT_V1, FORMAT_V2);
+        long start = r.i64("startOffset");
+        int state = r.u8("state");
+        int kind = r.u8("target kind");
+        if (!(kind == TARGET_WAL && format == FORMAT_V1 || kind == TARGET_WAL_RUN && format == FORMAT_V2)
+                || state != IndexRecordState.COMMITTED.code()) {
+            return null;
+        }
+        long slice = r.i64("WAL sliceId");
+        long entry = r.i64("WAL entryId");
+        int position = r.i32("WAL positionInBatch");
+        int checksumCode = r.u8("checksum type");
+        ChecksumType type = checksumType(checksumCode);
+        if (type == null) {
+            return null;
+        }
+        long checksumValue = r.unsigned("checksum value", type.width());
+        long entryCount = r.i64("entryCount");
+        long bytes = r.i64("bytes");
+        long metadataVersion = r.i64("metadataVersion");
+        long end = key.endOffset();
+        if (slice < 0 || entry < 0 || position < 0 || start < 0 || start >= end || entryCount < 1
+                || entryCount > end - start || bytes < 0 || metadataVersion < 0) {
+            return null;
+        }
+        int earlier = 0;
+        int sectionsFrom = r.position();
+        long lastEarlierEnd = start;
+        if (kind == TARGET_WAL_RUN) {
+            earlier = r.count("WAL run earlier sections", 4);
+            if (earlier < 1 || earlier >= WalTarget.MAX_SECTIONS || entryCount < earlier + 1) {
+                return null;
+            }
+            sectionsFrom = r.position();
+            long previousEntry = -1;
+            for (int i = 0; i < earlier; i++) {
+                long sectionEntry = r.varint("WAL run section entryId");
+                r.varintInt("WAL run section positionInBatch", Integer.MAX_VALUE);
+                long offsets = r.varint("WAL run section offsets");
+                r.unsigned("WAL run section checksum", type.width());
+                if (offsets < 1 || offsets > Long.MAX_VALUE - lastEarlierEnd || sectionEntry <= previousEntry) {
+                    return null;
+                }
+                lastEarlierEnd += offsets;
+                previousEntry = sectionEntry;
+            }
+            if (previousEntry >= entry || lastEarlierEnd >= end) {
+                return null;
+            }
+        }
+        int sectionsTo = r.position();
+        r.expectEnd();
+        int sections = earlier + 1;
+        if (!(next.view() == ReadView.COMMITTED && next.generation().isAppend()
+                && next.state() == IndexRecordState.COMMITTED && next.stream().equals(key.stream())
+                && next.range().start() == end && next.checksum().type() == type
+                && next.target() instanceof WalTarget one && one.sliceId() == slice && one.earlier().isEmpty()
+                && one.entryId() > entry && sections < Math.min(maxSections, WalTarget.MAX_SECTIONS))) {
+            return NOT_CONTINUED;
+        }
+        int width = type.width();
+        long lastOffsets = end - lastEarlierEnd;
+        int size = 1 + 8 + 1 + (1 + 8 + 8 + 4) + 1 + width + 3 * 8 + ValueWriter.varintSize(sections)
+                + (sectionsTo - sectionsFrom) + ValueWriter.varintSize(entry) + ValueWriter.varintSize(position)
+                + ValueWriter.varintSize(lastOffsets) + width;
+        ValueWriter w = new ValueWriter(size)
+                .u8(FORMAT_V2)
+                .i64(start)
+                .u8(IndexRecordState.COMMITTED.code())
+                .u8(TARGET_WAL_RUN).i64(slice).i64(one.entryId()).i32(one.positionInBatch())
+                .u8(type.code()).unsigned(next.checksum().value(), width)
+                .i64(Math.addExact(entryCount, next.entryCount())).i64(Math.addExact(bytes, next.bytes())).i64(0)
+                .varint(sections)
+                .bytes(stored, sectionsFrom, sectionsTo - sectionsFrom)
+                .varint(entry).varint(position).varint(lastOffsets).unsigned(checksumValue, width);
+        return w.toByteArray();
+    }
+
+    private static ChecksumType checksumType(int code) {
+        for (ChecksumType t : ChecksumType.values()) {
+            if (t.code() == code) {
+                return t;
+            }
+        }
+        return null;
     }
 
     /** The earlier sections of a run, read after the record's fixed fields, added to its {@code last} section. */

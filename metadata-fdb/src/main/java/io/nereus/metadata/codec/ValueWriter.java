@@ -55,7 +55,8 @@ final class ValueWriter {
         if (v < 0) {
             throw new IllegalArgumentException("varint of a negative value: " + v);
         }
-        ensure(10);
+        // exactly what it writes: a value sized to its fields stays one array (toByteArray returns it as it is)
+        ensure(varintSize(v));
         while ((v & ~0x7FL) != 0) {
             buf[size++] = (byte) ((v & 0x7F) | 0x80);
             v >>>= 7;
@@ -67,7 +68,7 @@ final class ValueWriter {
     /** Zigzag-mapped LEB128 of any long. */
     ValueWriter zigzag(long v) {
         long z = (v << 1) ^ (v >> 63);
-        ensure(10);
+        ensure(varintSize(z));
         while ((z & ~0x7FL) != 0) {
             buf[size++] = (byte) ((z & 0x7F) | 0x80);
             z >>>= 7;
