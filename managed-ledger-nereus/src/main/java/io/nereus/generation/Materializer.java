@@ -35,6 +35,8 @@ import io.nereus.wal.FetchedBatch;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalWriter;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -84,11 +86,11 @@ import org.slf4j.LoggerFactory;
  * A slice's data is therefore materialized at the latest one pass after the slice seals, which is at most
  * {@code nereusWalSliceMaxAgeSeconds} after it opened.
  *
- * <p>Bounds: one step at a time per instance (one slice, one merge or one offload); at most about two objects'
- * payload in memory (a slice whose streams hold more is read in waves of streams, see {@link #waves}); the bytes it
- * reads from WAL slices and the bytes it writes as objects are each paced to {@link MaterializerConfig#maxBytesPerSecond}
- * (reads too: a slice read in several waves is read several times, and unpaced reads at the bookie's full speed
- * slowed appends' journal writes). State is confined to the
+ * <p>Bounds: one step at a time per instance (one slice, one merge or one offload), whose objects are published up
+ * to {@value #PUBLISHING_AT_ONCE} at once; at most about two objects' payload in memory (a slice whose streams hold more waits in a local {@link SliceSpill} file, see
+ * {@link #copySlice}: every slice is read from BookKeeper once); the bytes it reads from WAL slices and the bytes it
+ * writes as objects are each paced to {@link MaterializerConfig#maxBytesPerSecond} (unpaced reads at the bookie's
+ * full speed slowed appends' journal writes). State is confined to the
  * materializer's own thread ({@code nereus-materializer-<writerId>}, a scheduler of the {@link EngineRuntime} it is
  * given); the public methods may be called from any thread.
  */
@@ -100,6 +102,8 @@ public final class Materializer implements AutoCloseable {
     static final int RECORDS_PER_SCAN = 1000;
     /** Unused bandwidth a pacer carries forward: a materializer idle for a while runs at full speed this long. */
     static final long PACER_BURST_MILLIS = 1000;
+    /** Objects of one slice published at once (see {@code SliceCopy.publishAll}). */
+    static final int PUBLISHING_AT_ONCE = 8;
     /** Slices listed per read of the SEALED listing. */
     static final int SLICES_PER_LISTING = 256;
 
@@ -118,6 +122,7 @@ public final class Materializer implements AutoCloseable {
     private final String writerId;
     private final Clock clock;
     private final StreamObjectWriter encoder;
+    private final Path spillDir;
     /** Told of every stream this instance published for, on the materializer's thread (drops cached resolutions). */
     private final Consumer<StreamId> published;
     /** Longest time from writing an object to publishing it; past it the object is left to garbage collection. */
@@ -148,10 +153,29 @@ public final class Materializer implements AutoCloseable {
     private final AtomicLong failedSteps = new AtomicLong();
     private final AtomicLong lastPublished = new AtomicLong();
 
+    /**
+     * A materializer that spills the entries of a slice's streams, when they are more than it holds in memory, into
+     * the JVM's temporary directory ({@code java.io.tmpdir}).
+     */
     public Materializer(MaterializerConfig config, WalSliceStore slices, GenerationIndexStore index,
             StreamCommitStore streams, WalReader wal, WalWriter writer, TargetReader objectReader, ObjectStore objects,
             String writerId, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published, EngineRuntime runtime) {
+        this(config, slices, index, streams, wal, writer, objectReader, objects, writerId, clock, maxPublishDelay,
+                published, runtime, Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    /**
+     * @param spillDir an existing directory for the {@link SliceSpill} of a slice whose streams' entries are more than
+     *                 two objects' payload: one file per slice being copied, named by the process id
+     *                 ({@link SpillFiles}), deleted when the copy ends; files of processes no longer running are
+     *                 deleted when this materializer starts
+     */
+    public Materializer(MaterializerConfig config, WalSliceStore slices, GenerationIndexStore index,
+            StreamCommitStore streams, WalReader wal, WalWriter writer, TargetReader objectReader, ObjectStore objects,
+            String writerId, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published, EngineRuntime runtime,
+            Path spillDir) {
         this.config = config;
+        this.spillDir = java.util.Objects.requireNonNull(spillDir, "spillDir");
         this.maxPublishDelay = maxPublishDelay;
         this.published = published;
         this.slices = slices;
@@ -172,6 +196,7 @@ public final class Materializer implements AutoCloseable {
 
     /** Starts the background passes, the first one interval from now; does nothing when they are disabled. */
     public void start() {
+        exec.execute(() -> SpillFiles.removeAbandoned(spillDir, SpillFiles.MATERIALIZER_PREFIX));
         if (config.enabled()) {
             schedulePass();
         }
@@ -441,8 +466,11 @@ public final class Materializer implements AutoCloseable {
      */
     private static final class Buffer {
         final StreamId stream;
+        /** Where whole records' entries go, when not in {@link #entries}; null: in memory. */
+        final SliceSpill spill;
         final List<IndexRecord> sources = new ArrayList<>();
         final List<StreamEntry> entries = new ArrayList<>();
+        final List<SliceSpill.Extent> spilled = new ArrayList<>();
         final List<StreamEntry> pending = new ArrayList<>();
         long bytes;
         long end = -1;
@@ -451,20 +479,45 @@ public final class Materializer implements AutoCloseable {
         /** When the first entry was added: the copy's start. */
         long firstAdded;
 
-        Buffer(StreamId stream) {
+        Buffer(StreamId stream, SliceSpill spill) {
             this.stream = stream;
+            this.spill = spill;
+        }
+
+        boolean isEmpty() {
+            return sources.isEmpty();
         }
 
         void add(IndexRecord source, List<StreamEntry> read, long now) {
+            if (spill != null) {
+                try {
+                    spilled.add(spill.write(read));
+                } catch (IOException e) {
+                    throw spillFailed(((WalTarget) source.target()).sliceId(), spill.file(), e);
+                }
+            } else {
+                entries.addAll(read);
+            }
             if (sources.isEmpty()) {
                 firstAdded = now;
             }
             sources.add(source);
             for (StreamEntry e : read) {
-                entries.add(e);
                 bytes += e.size();
             }
             end = source.range().end();
+        }
+
+        /** The entries of the whole records added, in offset order: read back from the spill when they are there. */
+        List<StreamEntry> load() throws IOException {
+            if (spill == null) {
+                return entries;
+            }
+            List<StreamEntry> out = new ArrayList<>();
+            for (SliceSpill.Extent x : spilled) {
+                out.addAll(spill.read(x));
+            }
+            return out;
         }
 
         /**
@@ -501,49 +554,53 @@ public final class Materializer implements AutoCloseable {
                 }
             }
             return CompletableFuture.allOf(plans.toArray(new CompletableFuture<?>[0]))
-                    .thenApply(ignored -> waves(plans.stream().map(CompletableFuture::join).toList()));
-        }).thenComposeAsync(waves -> copyWaves(sliceId, waves, 0, true), exec);
+                    .thenApply(ignored -> plans.stream().map(CompletableFuture::join).toList());
+        }).thenComposeAsync(perStream -> copySlice(sliceId, perStream), exec);
     }
 
     /**
-     * Groups the streams' needs into waves of at most two objects' payload each (a stream larger than that is a
-     * wave of its own and is written out object by object as it is read), each wave as the needed entries in entry
-     * order. One wave reads the slice's entries its streams are in once; a slice of many streams' data is read in
-     * about (its bytes / wave size) passes, and every stream's part of it is read in one.
+     * Copies the needed sections of slice {@code sliceId} in one pass, in entry order. The streams' entries wait for
+     * their objects in memory when they total at most two objects' payload, else in a {@link SliceSpill}: a batch holds
+     * sections of many streams, so holding only some streams at a time meant reading the slice once per group of them
+     * (eight times for a 1 GiB slice of 1,000 streams), while the spill reads it once whatever the number of streams.
+     * A stream whose part reaches an object's payload is written out object by object as it is read, either way.
      */
-    private List<TreeMap<Long, List<Need>>> waves(List<List<Need>> perStream) {
-        long budget = Math.multiplyExact(2, config.objectTargetBytes());
-        List<TreeMap<Long, List<Need>>> waves = new ArrayList<>();
-        TreeMap<Long, List<Need>> wave = new TreeMap<>();
-        long waveBytes = 0;
+    private CompletableFuture<Boolean> copySlice(long sliceId, List<List<Need>> perStream) {
+        TreeMap<Long, List<Need>> byEntry = new TreeMap<>();
+        long bytes = 0;
         for (List<Need> needs : perStream) {
-            if (needs.isEmpty()) {
-                continue;
-            }
-            long bytes = needs.stream().mapToLong(Need::bytes).sum();
-            if (!wave.isEmpty() && waveBytes + bytes > budget) {
-                waves.add(wave);
-                wave = new TreeMap<>();
-                waveBytes = 0;
-            }
             for (Need n : needs) {
-                wave.computeIfAbsent(n.section().entryId(), k -> new ArrayList<>()).add(n);
+                byEntry.computeIfAbsent(n.section().entryId(), k -> new ArrayList<>()).add(n);
+                bytes += n.bytes();
             }
-            waveBytes += bytes;
         }
-        if (!wave.isEmpty()) {
-            waves.add(wave);
+        if (byEntry.isEmpty()) {
+            return CompletableFuture.completedFuture(true);
         }
-        return waves;
+        SliceSpill spill = null;
+        if (bytes > Math.multiplyExact(2, config.objectTargetBytes())) {
+            try {
+                spill = SliceSpill.create(spillDir);
+            } catch (IOException e) {
+                return CompletableFuture.failedFuture(spillFailed(sliceId, spillDir, e));
+            }
+        }
+        SliceSpill used = spill;
+        return new SliceCopy(sliceId, byEntry, used).run().whenCompleteAsync((done, error) -> {
+            if (used != null) {
+                LOG.info("slice copy spilled: slice={} file={} bytes={}", sliceId, used.file(), used.size());
+                try {
+                    used.close();
+                } catch (IOException e) {
+                    LOG.warn("spill file not deleted: slice={} file={}", sliceId, used.file(), e);
+                }
+            }
+        }, exec);
     }
 
-    private CompletableFuture<Boolean> copyWaves(long sliceId, List<TreeMap<Long, List<Need>>> waves, int i,
-            boolean allDone) {
-        if (i >= waves.size()) {
-            return CompletableFuture.completedFuture(allDone);
-        }
-        return new SliceCopy(sliceId, waves.get(i)).run()
-                .thenComposeAsync(done -> copyWaves(sliceId, waves, i + 1, allDone && done), exec);
+    private static NereusException spillFailed(long sliceId, Object file, IOException e) {
+        return new NereusException(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED, ErrorContext.of("slice", sliceId,
+                "file", file, "operation", "spill", "reason", e.toString()), e);
     }
 
     /** The generation-0 records of {@code stream} in slice {@code sliceId} within {@code range}, below {@code upTo}. */
@@ -588,17 +645,20 @@ public final class Materializer implements AutoCloseable {
         });
     }
 
-    /** One pass over the needed entries of one wave of a slice, in entry order; runs on the materializer's thread. */
+    /** One pass over the needed entries of a slice, in entry order; runs on the materializer's thread. */
     private final class SliceCopy {
         final long sliceId;
         final TreeMap<Long, List<Need>> byEntry;
+        /** Where the streams' entries wait for their objects; null: in memory. */
+        final SliceSpill spill;
         final Map<StreamId, Buffer> buffers = new LinkedHashMap<>();
         final Set<StreamId> broken = new HashSet<>();
         boolean allDone = true;
 
-        SliceCopy(long sliceId, TreeMap<Long, List<Need>> byEntry) {
+        SliceCopy(long sliceId, TreeMap<Long, List<Need>> byEntry, SliceSpill spill) {
             this.sliceId = sliceId;
             this.byEntry = byEntry;
+            this.spill = spill;
         }
 
         CompletableFuture<Boolean> run() {
@@ -606,7 +666,7 @@ public final class Materializer implements AutoCloseable {
             return next(first, readOnHeap(first)).thenComposeAsync(ignored -> {
                 List<Buffer> rest = new ArrayList<>(buffers.values());
                 buffers.clear();
-                return publishAll(rest, 0);
+                return publishAll(rest);
             }, exec).thenApply(ignored -> allDone && broken.isEmpty());
         }
 
@@ -646,7 +706,7 @@ public final class Materializer implements AutoCloseable {
                 for (int i = 0; i < batches.size(); i++) {
                     take(first + i, batches.get(i), full);
                 }
-                return publishAll(full, 0);
+                return publishAll(full);
             }, exec).handleAsync((ignored, error) -> {
                 if (error != null) {
                     if (ahead[0] != null) {
@@ -675,14 +735,14 @@ public final class Materializer implements AutoCloseable {
                 }
                 Buffer b = buffers.get(n.stream());
                 if (n.first()) {
-                    if (b != null && (b.end != n.record().range().start() || !b.entries.isEmpty()
+                    if (b != null && (b.end != n.record().range().start() || !b.isEmpty()
                             && (b.bytes + n.record().bytes() > config.objectTargetBytes()
                             || b.sources.size() >= PublicationRequest.MAX_SOURCES))) {
                         full.add(buffers.remove(n.stream()));
                         b = null;
                     }
                     if (b == null) {
-                        b = new Buffer(n.stream());
+                        b = new Buffer(n.stream(), spill);
                         buffers.put(n.stream(), b);
                     }
                 }
@@ -707,14 +767,54 @@ public final class Materializer implements AutoCloseable {
             }
         }
 
-        private CompletableFuture<Void> publishAll(List<Buffer> out, int i) {
-            if (i >= out.size()) {
-                return CompletableFuture.completedFuture(null);
-            }
-            return publish(out.get(i), false).thenComposeAsync(ok -> {
-                allDone &= ok;
-                return publishAll(out, i + 1);
-            }, exec);
+        /**
+         * Publishes the buffers of {@code out}, several at once (see {@link Materializer#PUBLISHING_AT_ONCE}): at most
+         * that many, together at most two objects' payload (one buffer always); each publication
+         * waits on its object's write, its read back and its transaction, which the others overlap. Completes when
+         * all have ended, failing with the first failure (no publication starts after it).
+         */
+        private CompletableFuture<Void> publishAll(List<Buffer> out) {
+            CompletableFuture<Void> all = new CompletableFuture<>();
+            new Object() {
+                int next;
+                int running;
+                long bytes;
+                Throwable failed;
+
+                void pump() {
+                    long budget = Math.multiplyExact(2, config.objectTargetBytes());
+                    while (failed == null && next < out.size() && running < PUBLISHING_AT_ONCE
+                            && (running == 0 || bytes + out.get(next).bytes <= budget)) {
+                        Buffer b = out.get(next++);
+                        running++;
+                        bytes += b.bytes;
+                        CompletableFuture<Boolean> f;
+                        try {
+                            f = publish(b, false);
+                        } catch (RuntimeException e) {
+                            f = CompletableFuture.failedFuture(e);
+                        }
+                        f.whenCompleteAsync((ok, error) -> {
+                            running--;
+                            bytes -= b.bytes;
+                            if (error != null) {
+                                failed = failed == null ? error : failed;
+                            } else {
+                                allDone &= ok;
+                            }
+                            pump();
+                        }, exec);
+                    }
+                    if (running == 0 && (failed != null || next >= out.size()) && !all.isDone()) {
+                        if (failed != null) {
+                            all.completeExceptionally(failed);
+                        } else {
+                            all.complete(null);
+                        }
+                    }
+                }
+            }.pump();
+            return all;
         }
     }
 
@@ -735,10 +835,16 @@ public final class Materializer implements AutoCloseable {
      * published (or a retry found it published); false when the index refused it (the object is then deleted).
      */
     private CompletableFuture<Boolean> publish(Buffer b, boolean merge) {
-        if (b.entries.isEmpty()) {
+        if (b.isEmpty()) {
             return CompletableFuture.completedFuture(true);
         }
-        StreamObjectWriter.Encoded encoded = encoder.encode(b.stream, ReadView.COMMITTED, b.entries);
+        List<StreamEntry> entries;
+        try {
+            entries = b.load();
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(spillFailed(-1, b.spill.file(), e));
+        }
+        StreamObjectWriter.Encoded encoded = encoder.encode(b.stream, ReadView.COMMITTED, entries);
         ObjectName name = StreamObjectNames.newName(b.stream, ReadView.COMMITTED, encoded.range(),
                 runtime.uniqueId());
         long started = clock.millis();
@@ -746,7 +852,7 @@ public final class Materializer implements AutoCloseable {
         return objects.putNew(name, ObjectContent.of(encoded.bytes()))
                 .thenCompose(stored -> {
                     phases[0] = clock.millis();
-                    return verify(stored, encoded, b.entries).thenApply(ignored -> stored);
+                    return verify(stored, encoded, entries).thenApply(ignored -> stored);
                 })
                 .thenCompose(stored -> {
                     phases[1] = clock.millis();
@@ -796,6 +902,15 @@ public final class Materializer implements AutoCloseable {
     }
 
     /** Reads the stored object back through the reader every read uses and compares it with what was written. */
+    /**
+     * Whether two payloads hold the same bytes; compared as NIO buffers, whose comparison is vectorized (a ByteBuf's
+     * equals reads eight bytes at a time with an accessibility check each: a third of the object store thread's time
+     * while a slice's objects were verified).
+     */
+    private static boolean sameBytes(io.netty.buffer.ByteBuf a, io.netty.buffer.ByteBuf b) {
+        return a.readableBytes() == b.readableBytes() && a.nioBuffer().equals(b.nioBuffer());
+    }
+
     private CompletableFuture<Void> verify(StoredObject stored, StreamObjectWriter.Encoded encoded,
             List<StreamEntry> expected) {
         if (stored.size() != encoded.bytes().length) {
@@ -812,7 +927,7 @@ public final class Materializer implements AutoCloseable {
                         for (int i = 0; i < read.size(); i++) {
                             StreamEntry a = read.get(i);
                             StreamEntry e = expected.get(i);
-                            if (!a.range().equals(e.range()) || !a.payload().equals(e.payload())) {
+                            if (!a.range().equals(e.range()) || !sameBytes(a.payload(), e.payload())) {
                                 throw corrupt(stored.name(), "entry " + i + " read back differs from the one written");
                             }
                         }
@@ -855,7 +970,7 @@ public final class Materializer implements AutoCloseable {
                 if (run.size() < config.mergeMinObjects()) {
                     return CompletableFuture.completedFuture(null);
                 }
-                Buffer b = new Buffer(stream);
+                Buffer b = new Buffer(stream, null);
                 return readInto(b, run, 0).thenComposeAsync(ignored -> publish(b, true), exec)
                         .thenApply(ignored -> (Void) null);
             }, exec);

@@ -110,7 +110,7 @@ public final class TopicCompactor implements AutoCloseable {
 
     /**
      * @param spillDir an existing directory where each compaction writes its object before putting it: one file
-     *                 per compaction running, named by the process id ({@link CompactionSpills}), deleted when the
+     *                 per compaction running, named by the process id ({@link SpillFiles}), deleted when the
      *                 compaction ends. A process that died (a crash, a kill) leaves its files behind; the compactor
      *                 deletes, once when it starts, every such file in the directory whose process is no longer
      *                 running.
@@ -131,7 +131,7 @@ public final class TopicCompactor implements AutoCloseable {
         this.published = Objects.requireNonNull(published, "published");
         this.runtime = runtime;
         this.exec = runtime.executor("nereus-compactor");
-        exec.execute(() -> CompactionSpills.removeAbandoned(spillDir));
+        exec.execute(() -> SpillFiles.removeAbandoned(spillDir));
     }
 
     /** The published compacted generation of {@code stream}; its range end is the horizon. Empty: never compacted. */
@@ -265,7 +265,7 @@ public final class TopicCompactor implements AutoCloseable {
 
         private void openSpill() {
             try {
-                spillFile = CompactionSpills.create(spillDir);
+                spillFile = SpillFiles.create(spillDir);
                 spill = StreamObjectSpill.create(spillFile, stream, ReadView.TOPIC_COMPACTED, new OffsetRange(0, end),
                         blockBytes);
             } catch (IOException e) {

@@ -109,6 +109,13 @@ class MaterializerTest {
         return await(engine.metadata.index().indexRecords(s, ReadView.COMMITTED));
     }
 
+    private static List<java.nio.file.Path> spillFilesOfThisProcess() throws java.io.IOException {
+        try (var files = java.nio.file.Files.list(java.nio.file.Path.of(System.getProperty("java.io.tmpdir")))) {
+            return files.filter(f -> f.getFileName().toString().startsWith(SpillFiles.MATERIALIZER_PREFIX
+                    + ProcessHandle.current().pid() + "-")).toList();
+        }
+    }
+
     private void deleteSealedSlices() throws Exception {
         for (long id : await(engine.metadata.slices().slices(WalSliceState.SEALED, 0, 1000)).keySet()) {
             TestLedgers.delete(engine.bk, id);
@@ -121,7 +128,16 @@ class MaterializerTest {
         List<NereusStream> streams = open(storage, 100, "topic-");
         List<List<String>> expected = append(streams, 30, 0);
         await(storage.rollWalSlice());
+        long readBefore = storage.walBytesRead();
         await(storage.materializeSealedSlices());
+
+        // the streams' parts (about 600 KiB) are far more than two 16 KiB objects: one pass over the slice, the
+        // entries waiting in a spill file, which is gone once the slice is done (groups of streams that fit in
+        // memory each read the whole slice: some twenty times here)
+        long payload = expected.stream().flatMap(List::stream).mapToLong(String::length).sum();
+        assertThat(storage.walBytesRead() - readBefore).as("WAL bytes the materializer read, payload %s", payload)
+                .isBetween(payload, 2 * payload);
+        assertThat(spillFilesOfThisProcess()).isEmpty();
 
         MaterializerStats stats = storage.materializerStats();
         assertThat(stats.objectsPublished()).isGreaterThanOrEqualTo(100);
@@ -191,10 +207,11 @@ class MaterializerTest {
             return new CompletableFuture<>();
         });
         storage.materializeSealedSlices();
-        org.awaitility.Awaitility.await().until(() -> reached.get() == 1);
+        // the three streams' objects are published at once: each is written and verified, then the process dies
+        org.awaitility.Awaitility.await().until(() -> reached.get() == 3);
 
         List<ObjectInfo> written = await(engine.objects.list(""));
-        assertThat(written).hasSize(1);
+        assertThat(written).hasSize(3);
         for (NereusStream s : streams) {
             assertThat(lookupSpace(s.id())).allSatisfy(r -> assertThat(r.generation()).isEqualTo(GenerationId.APPEND));
         }

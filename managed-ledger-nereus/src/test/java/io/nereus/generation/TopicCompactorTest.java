@@ -238,7 +238,7 @@ class TopicCompactorTest {
             assertThat(p.peakBufferedBytes()).isPositive().isLessThanOrEqualTo(bound);
             assertThat(p.keptBytes()).as("kept data many times the bound").isGreaterThan(50 * bound);
             assertThat(spilled).as("phase two wrote into a spill file").isNotEmpty()
-                    .allMatch(n -> n.startsWith(CompactionSpills.PREFIX));
+                    .allMatch(n -> n.startsWith(SpillFiles.PREFIX));
             try (var files = Files.list(spillDir)) {
                 assertThat(files.toList()).as("the spill file is deleted").isEmpty();
             }
@@ -267,27 +267,27 @@ class TopicCompactorTest {
         Process exited = new ProcessBuilder("true").start();
         exited.waitFor();
         long dead = exited.pid();
-        Path abandoned = Files.writeString(spillDir.resolve(CompactionSpills.PREFIX + dead + "-1.object"), "x");
-        Path ours = Files.writeString(spillDir.resolve(CompactionSpills.PREFIX + ProcessHandle.current().pid()
+        Path abandoned = Files.writeString(spillDir.resolve(SpillFiles.PREFIX + dead + "-1.object"), "x");
+        Path ours = Files.writeString(spillDir.resolve(SpillFiles.PREFIX + ProcessHandle.current().pid()
                 + "-2.object"), "x");
         long parentPid = ProcessHandle.current().parent().map(ProcessHandle::pid).orElseThrow();
-        Path running = Files.writeString(spillDir.resolve(CompactionSpills.PREFIX + parentPid + "-3.object"), "x");
-        Path unnamed = Files.writeString(spillDir.resolve(CompactionSpills.PREFIX + "4.object"), "x");
+        Path running = Files.writeString(spillDir.resolve(SpillFiles.PREFIX + parentPid + "-3.object"), "x");
+        Path unnamed = Files.writeString(spillDir.resolve(SpillFiles.PREFIX + "4.object"), "x");
         Path other = Files.writeString(spillDir.resolve("other-" + dead + ".object"), "x");
 
         try (TopicCompactor compactor = new TopicCompactor(engine.metadata.index(),
                 new ObjectTargetReader(engine.objects, new BlockCache(0), 16), engine.objects, 4096, spillDir,
                 Clock.systemUTC(), Duration.ofMinutes(5), s -> { }, EngineRuntime.THREADS)) {
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !Files.exists(abandoned));
-            assertThat(CompactionSpills.removeAbandoned(spillDir)).as("nothing more to remove").isZero();
+            assertThat(SpillFiles.removeAbandoned(spillDir)).as("nothing more to remove").isZero();
         }
         assertThat(ours).as("this process's").exists();
         assertThat(running).as("a running process's").exists();
         assertThat(unnamed).as("a name without a process id").exists();
         assertThat(other).as("not a spill file").exists();
-        assertThat(CompactionSpills.pid(CompactionSpills.PREFIX + "17-abc.object")).hasValue(17);
-        assertThat(CompactionSpills.pid(CompactionSpills.PREFIX + "x7-abc.object")).isEmpty();
-        assertThat(CompactionSpills.pid(CompactionSpills.PREFIX + "17-abc.tmp")).isEmpty();
+        assertThat(SpillFiles.pid(SpillFiles.PREFIX + "17-abc.object")).hasValue(17);
+        assertThat(SpillFiles.pid(SpillFiles.PREFIX + "x7-abc.object")).isEmpty();
+        assertThat(SpillFiles.pid(SpillFiles.PREFIX + "17-abc.tmp")).isEmpty();
     }
 
     /** {@link KeyValuePolicy} whose first scan waits until released: holds a compaction after it read the view. */

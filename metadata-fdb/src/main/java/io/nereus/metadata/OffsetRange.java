@@ -26,6 +26,17 @@ public record OffsetRange(long start, long end) implements Comparable<OffsetRang
         return new OffsetRange(offset, Math.addExact(offset, 1));
     }
 
+    /** Written out, the same as a record's (see {@link StreamId#equals}). */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof OffsetRange other && other.start == start && other.end == end;
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * Long.hashCode(start) + Long.hashCode(end);
+    }
+
     public long length() {
         return end - start;
     }

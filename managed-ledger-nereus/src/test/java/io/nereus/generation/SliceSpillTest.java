@@ -1,0 +1,82 @@
+package io.nereus.generation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.nereus.metadata.OffsetRange;
+import io.nereus.metadata.StreamEntry;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The materializer's spill file: entries written in extents come back exactly, and the file goes with the spill. */
+class SliceSpillTest {
+    @TempDir
+    Path dir;
+
+    private static List<StreamEntry> entries(long first, int n, String tag) {
+        List<StreamEntry> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            // an entry may cover several offsets (a batch of messages), and a payload may be empty
+            byte[] payload = (i % 5 == 4 ? "" : tag + "-" + i + "-" + "y".repeat(i * 37)).getBytes(StandardCharsets.UTF_8);
+            out.add(new StreamEntry(new OffsetRange(first + 2L * i, first + 2L * i + 2), payload));
+        }
+        return out;
+    }
+
+    private static List<String> describe(List<StreamEntry> entries) {
+        return entries.stream().map(e -> e.range() + "=" + new String(e.bytes(), StandardCharsets.UTF_8)).toList();
+    }
+
+    @Test
+    void extentsReadBackExactly_inAnyOrder_andCloseDeletesTheFile() throws IOException {
+        SliceSpill spill = SliceSpill.create(dir);
+        assertThat(spill.file().getFileName().toString())
+                .startsWith(SpillFiles.MATERIALIZER_PREFIX + ProcessHandle.current().pid() + "-");
+        List<StreamEntry> a = entries(0, 12, "a");
+        List<StreamEntry> b = entries(1000, 3, "b");
+        // a payload read from the middle of a larger buffer: only its readable bytes are spilled
+        ByteBuf wide = Unpooled.wrappedBuffer("xxpayloadxx".getBytes(StandardCharsets.UTF_8)).slice(2, 7);
+        List<StreamEntry> c = List.of(new StreamEntry(new OffsetRange(7, 8), wide));
+        SliceSpill.Extent xa = spill.write(a);
+        SliceSpill.Extent xb = spill.write(b);
+        SliceSpill.Extent xc = spill.write(c);
+        assertThat(xb.position()).isEqualTo(xa.length());
+        assertThat(spill.size()).isEqualTo(xa.length() + xb.length() + xc.length()).isEqualTo(Files.size(spill.file()));
+        assertThat(describe(spill.read(xc))).containsExactly("[7, 8)=payload");
+        assertThat(describe(spill.read(xa))).containsExactlyElementsOf(describe(a));
+        assertThat(describe(spill.read(xb))).containsExactlyElementsOf(describe(b));
+        assertThat(wide.readerIndex()).as("the payload is read, not consumed").isZero();
+
+        assertThatThrownBy(() -> spill.read(new SliceSpill.Extent(xc.position(), xc.length() + 1, xc.count())))
+                .isInstanceOf(IOException.class).hasMessageContaining("no such extent");
+        assertThatThrownBy(() -> spill.read(new SliceSpill.Extent(xa.position(), xa.length(), xa.count() - 1)))
+                .isInstanceOf(IOException.class).hasMessageContaining("more bytes than the entries");
+        assertThatThrownBy(() -> spill.read(new SliceSpill.Extent(xa.position(), xa.length(), xa.count() + 1)))
+                .isInstanceOf(IOException.class).hasMessageContaining("fewer entries");
+
+        Path file = spill.file();
+        spill.close();
+        assertThat(file).doesNotExist();
+    }
+
+    @Test
+    void filesOfDeadProcessesAreRemoved_thoseOfLiveOnesAndOtherPrefixesStay() throws IOException {
+        long dead = ProcessHandle.allProcesses().mapToLong(ProcessHandle::pid).max().orElse(1) + 1000;
+        Path abandoned = Files.writeString(dir.resolve(SpillFiles.MATERIALIZER_PREFIX + dead + "-1.object"), "x");
+        SliceSpill ours = SliceSpill.create(dir);
+        Path compaction = Files.writeString(dir.resolve(SpillFiles.PREFIX + dead + "-2.object"), "x");
+        assertThat(SpillFiles.removeAbandoned(dir, SpillFiles.MATERIALIZER_PREFIX)).isEqualTo(1);
+        assertThat(abandoned).doesNotExist();
+        assertThat(ours.file()).exists();
+        assertThat(compaction).as("a compaction's file is the compactor's to remove").exists();
+        ours.close();
+    }
+}
