@@ -87,6 +87,19 @@ class WalSliceRecoveryTest {
         timers.forEach(ScheduledExecutorService::shutdownNow);
     }
 
+    /**
+     * Broker a's BookKeeper client goes with it. Closing it fails the adds still outstanding, and BookKeeper 4.17.2's
+     * close can throw a NullPointerException while it does ({@code CompletionValue.errorOutAndRunCallback}: the
+     * completion's channel client is already gone; seen once in a full test run): the client is gone either way.
+     */
+    private static void closeAsACrash(BookKeeper bk) throws Exception {
+        try {
+            bk.close();
+        } catch (NullPointerException e) {
+            // BookKeeper's own race on close, not the behaviour under test
+        }
+    }
+
     @Test
     void deadWriter_itsOpenSliceIsFencedAndSealedOnceItsLeaseExpired_everyCommittedOffsetStaysReadable() throws Exception {
         BookKeeper bkA = BK.newClient();
@@ -95,7 +108,7 @@ class WalSliceRecoveryTest {
         long slice = onlyOpenSlice();
         long incarnation = await(slices.slice(slice)).orElseThrow().incarnation();
         a.halt();
-        bkA.close();
+        closeAsACrash(bkA);
 
         StreamStorage b = engine.storage("broker-b", STORAGE, clock);
         assertThat(await(b.recoverAbandonedSlices()).sealed()).as("the lease was just seen: not expired yet").isEmpty();
@@ -257,7 +270,7 @@ class WalSliceRecoveryTest {
         long slice = onlyOpenSlice();
         long last = lastEntry(written);
         a.halt();
-        bkA.close();
+        closeAsACrash(bkA);
         // the batch being added when the bookie holding it was killed: torn, so never acknowledged nor committed
         TestLedgers.addTornEntry(BK.newClient(), slice, WAL.password(), last + 1, filled(4096, 't'));
         assertThatThrownBy(() -> TestLedgers.openToRead(engine.bk, slice, WAL.password()))
@@ -289,7 +302,7 @@ class WalSliceRecoveryTest {
         long slice = onlyOpenSlice();
         long last = lastEntry(written);
         a.halt();
-        bkA.close();
+        closeAsACrash(bkA);
         TestLedgers.addTornEntry(BK.newClient(), slice, WAL.password(), last + 1, filled(4096, 't'));
         // a salvage that sealed the slice, then crashed before it closed the ledger
         await(slices.seal(slice));
