@@ -87,7 +87,8 @@ import org.slf4j.LoggerFactory;
  * {@code nereusWalSliceMaxAgeSeconds} after it opened.
  *
  * <p>Bounds: one step at a time per instance (one slice, one merge or one offload), whose objects are published up
- * to {@value #PUBLISHING_AT_ONCE} at once; at most about two objects' payload in memory (a slice whose streams hold more waits in a local {@link SliceSpill} file, see
+ * to {@value #PUBLISHING_AT_ONCE} at once; at most two objects' payload of entries waiting in memory and two being
+ * written (the entries of a slice's streams that do not fit wait in a local {@link SliceSpill} file, see
  * {@link #copySlice}: every slice is read from BookKeeper once); the bytes it reads from WAL slices and the bytes it
  * writes as objects are each paced to {@link MaterializerConfig#maxBytesPerSecond} (unpaced reads at the bookie's
  * full speed slowed appends' journal writes). State is confined to the
@@ -152,6 +153,7 @@ public final class Materializer implements AutoCloseable {
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong failedSteps = new AtomicLong();
     private final AtomicLong lastPublished = new AtomicLong();
+    private final AtomicLong bytesSpilled = new AtomicLong();
 
     /**
      * A materializer that spills the entries of a slice's streams, when they are more than it holds in memory, into
@@ -266,7 +268,7 @@ public final class Materializer implements AutoCloseable {
     public MaterializerStats stats() {
         return new MaterializerStats(objectsPublished.get(), mergesPublished.get(), entriesPublished.get(),
                 bytesPublished.get(), refused.get(), failedSteps.get(), pendingSlices, completedCount,
-                lastPublished.get());
+                lastPublished.get(), bytesSpilled.get());
     }
 
     /** Test hook: runs before every publication (after the object was written and verified). */
@@ -493,7 +495,7 @@ public final class Materializer implements AutoCloseable {
                 try {
                     spilled.add(spill.write(read));
                 } catch (IOException e) {
-                    throw spillFailed(((WalTarget) source.target()).sliceId(), spill.file(), e);
+                    throw spillFailed("write", stream, spill.file(), e);
                 }
             } else {
                 entries.addAll(read);
@@ -559,36 +561,57 @@ public final class Materializer implements AutoCloseable {
     }
 
     /**
-     * Copies the needed sections of slice {@code sliceId} in one pass, in entry order. The streams' entries wait for
-     * their objects in memory when they total at most two objects' payload, else in a {@link SliceSpill}: a batch holds
-     * sections of many streams, so holding only some streams at a time meant reading the slice once per group of them
-     * (eight times for a 1 GiB slice of 1,000 streams), while the spill reads it once whatever the number of streams.
-     * A stream whose part reaches an object's payload is written out object by object as it is read, either way.
+     * Copies the needed sections of slice {@code sliceId} in one pass, in entry order. A stream's entries wait for its
+     * objects in memory, where it holds at most one object's payload at a time (its part of the slice or, when that is
+     * larger, an object's, written out as it fills); streams are given memory largest part first while the total stays
+     * within two objects' payload, and the entries of the others wait in a {@link SliceSpill}. A batch holds sections of
+     * many streams, so holding only some streams at a time meant reading the slice once per group of them (eight times
+     * for a 1 GiB slice of 1,000 streams); the spill reads it once whatever the number of streams, and a slice of one
+     * large stream needs no spill at all.
      */
     private CompletableFuture<Boolean> copySlice(long sliceId, List<List<Need>> perStream) {
         TreeMap<Long, List<Need>> byEntry = new TreeMap<>();
-        long bytes = 0;
+        List<Map.Entry<StreamId, Long>> parts = new ArrayList<>();
         for (List<Need> needs : perStream) {
+            long part = 0;
             for (Need n : needs) {
                 byEntry.computeIfAbsent(n.section().entryId(), k -> new ArrayList<>()).add(n);
-                bytes += n.bytes();
+                part += n.bytes();
+            }
+            if (!needs.isEmpty()) {
+                parts.add(Map.entry(needs.get(0).stream(), part));
             }
         }
         if (byEntry.isEmpty()) {
             return CompletableFuture.completedFuture(true);
         }
+        parts.sort(Map.Entry.<StreamId, Long>comparingByValue().reversed());
+        long memory = Math.multiplyExact(2, config.objectTargetBytes());
+        Set<StreamId> spilled = new HashSet<>();
+        for (Map.Entry<StreamId, Long> p : parts) {
+            long held = Math.min(p.getValue(), config.objectTargetBytes());
+            if (held <= memory) {
+                memory -= held;
+            } else {
+                spilled.add(p.getKey());
+            }
+        }
         SliceSpill spill = null;
-        if (bytes > Math.multiplyExact(2, config.objectTargetBytes())) {
+        if (!spilled.isEmpty()) {
             try {
                 spill = SliceSpill.create(spillDir);
             } catch (IOException e) {
-                return CompletableFuture.failedFuture(spillFailed(sliceId, spillDir, e));
+                return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED,
+                        ErrorContext.of("slice", sliceId, "dir", spillDir, "operation", "create spill file", "reason",
+                                e.toString()), e));
             }
         }
         SliceSpill used = spill;
-        return new SliceCopy(sliceId, byEntry, used).run().whenCompleteAsync((done, error) -> {
+        return new SliceCopy(sliceId, byEntry, used, spilled).run().whenCompleteAsync((done, error) -> {
             if (used != null) {
-                LOG.info("slice copy spilled: slice={} file={} bytes={}", sliceId, used.file(), used.size());
+                bytesSpilled.addAndGet(used.size());
+                LOG.info("slice copy spilled: slice={} streams={} of {} file={} bytes={}", sliceId, spilled.size(),
+                        parts.size(), used.file(), used.size());
                 try {
                     used.close();
                 } catch (IOException e) {
@@ -598,9 +621,10 @@ public final class Materializer implements AutoCloseable {
         }, exec);
     }
 
-    private static NereusException spillFailed(long sliceId, Object file, IOException e) {
-        return new NereusException(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED, ErrorContext.of("slice", sliceId,
-                "file", file, "operation", "spill", "reason", e.toString()), e);
+    /** A failed {@code operation} ("write", "read") of {@code stream}'s entries in a spill {@code file}. */
+    private static NereusException spillFailed(String operation, StreamId stream, Object file, IOException e) {
+        return new NereusException(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED, ErrorContext.of("stream", stream,
+                "file", file, "operation", "spill " + operation, "reason", e.toString()), e);
     }
 
     /** The generation-0 records of {@code stream} in slice {@code sliceId} within {@code range}, below {@code upTo}. */
@@ -649,16 +673,18 @@ public final class Materializer implements AutoCloseable {
     private final class SliceCopy {
         final long sliceId;
         final TreeMap<Long, List<Need>> byEntry;
-        /** Where the streams' entries wait for their objects; null: in memory. */
+        /** Where the entries of the streams in {@link #spilled} wait for their objects; null when none does. */
         final SliceSpill spill;
+        final Set<StreamId> spilled;
         final Map<StreamId, Buffer> buffers = new LinkedHashMap<>();
         final Set<StreamId> broken = new HashSet<>();
         boolean allDone = true;
 
-        SliceCopy(long sliceId, TreeMap<Long, List<Need>> byEntry, SliceSpill spill) {
+        SliceCopy(long sliceId, TreeMap<Long, List<Need>> byEntry, SliceSpill spill, Set<StreamId> spilled) {
             this.sliceId = sliceId;
             this.byEntry = byEntry;
             this.spill = spill;
+            this.spilled = spilled;
         }
 
         CompletableFuture<Boolean> run() {
@@ -742,7 +768,7 @@ public final class Materializer implements AutoCloseable {
                         b = null;
                     }
                     if (b == null) {
-                        b = new Buffer(n.stream(), spill);
+                        b = new Buffer(n.stream(), spilled.contains(n.stream()) ? spill : null);
                         buffers.put(n.stream(), b);
                     }
                 }
@@ -842,7 +868,7 @@ public final class Materializer implements AutoCloseable {
         try {
             entries = b.load();
         } catch (IOException e) {
-            return CompletableFuture.failedFuture(spillFailed(-1, b.spill.file(), e));
+            return CompletableFuture.failedFuture(spillFailed("read", b.stream, b.spill.file(), e));
         }
         StreamObjectWriter.Encoded encoded = encoder.encode(b.stream, ReadView.COMMITTED, entries);
         ObjectName name = StreamObjectNames.newName(b.stream, ReadView.COMMITTED, encoded.range(),

@@ -15,8 +15,10 @@ package io.nereus.generation;
  *                              pass
  * @param completedSlices       sealed slices known to hold nothing left to materialize
  * @param lastPublishedMillis   wall-clock time of the last publication, 0 when none
+ * @param bytesSpilled          bytes written to spill files: the entries of the streams of a slice that did not fit
+ *                              in the materializer's memory, each read back once for its object
  */
 public record MaterializerStats(long objectsPublished, long mergesPublished, long entriesPublished,
         long bytesPublished, long refusedPublications, long failedSteps, int pendingSlices, int completedSlices,
-        long lastPublishedMillis) {
+        long lastPublishedMillis, long bytesSpilled) {
 }

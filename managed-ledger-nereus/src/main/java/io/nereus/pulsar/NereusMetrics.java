@@ -175,6 +175,9 @@ final class NereusMetrics implements AutoCloseable {
                 });
         counter("materializer.size", "By", "Payload bytes in the stream objects published",
                 m -> m.record(s.materializerStats().bytesPublished()));
+        counter("materializer.spill.size", "By", "Bytes the materializer wrote to local spill files (a slice's"
+                + " entries that did not fit in its memory, each read back once)",
+                m -> m.record(s.materializerStats().bytesSpilled()));
         counter("materializer.failure.count", "{step}", "Materializer steps that failed and are retried later",
                 m -> m.record(s.materializerStats().failedSteps()));
         gauge("materializer.slice.pending", "{slice}", "Sealed WAL slices still holding data to materialize",

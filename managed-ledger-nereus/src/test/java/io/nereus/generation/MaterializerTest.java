@@ -131,13 +131,14 @@ class MaterializerTest {
         long readBefore = storage.walBytesRead();
         await(storage.materializeSealedSlices());
 
-        // the streams' parts (about 600 KiB) are far more than two 16 KiB objects: one pass over the slice, the
-        // entries waiting in a spill file, which is gone once the slice is done (groups of streams that fit in
-        // memory each read the whole slice: some twenty times here)
+        // the streams' parts (about 500 KiB) are far more than two 16 KiB objects: one pass over the slice, the
+        // entries waiting in a spill file, which is gone once the slice is done (reading the slice once per group of
+        // streams that fit in memory, as the materializer did before, fails this)
         long payload = expected.stream().flatMap(List::stream).mapToLong(String::length).sum();
         assertThat(storage.walBytesRead() - readBefore).as("WAL bytes the materializer read, payload %s", payload)
                 .isBetween(payload, 2 * payload);
         assertThat(spillFilesOfThisProcess()).isEmpty();
+        assertThat(storage.materializerStats().bytesSpilled()).as("bytes spilled").isGreaterThan(payload / 2);
 
         MaterializerStats stats = storage.materializerStats();
         assertThat(stats.objectsPublished()).isGreaterThanOrEqualTo(100);
@@ -192,6 +193,29 @@ class MaterializerTest {
         }
         assertThat(cold.objectBlocks().misses()).isPositive();
         assertThat(cold.quarantinedRecords()).isZero();
+    }
+
+    @Test
+    void oneStreamLargerThanTheMemory_isReadOnceWithoutASpill() {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        List<NereusStream> streams = open(storage, 1, "large-");
+        // about 210 KiB, more than the two 16 KiB objects' memory (the commit makes its runs long: a run is copied
+        // whole, so the objects here are few and large); one stream holds at most one object, so none of it spills
+        List<List<String>> expected = append(streams, 1200, 0);
+        await(storage.rollWalSlice());
+        long readBefore = storage.walBytesRead();
+        await(storage.materializeSealedSlices());
+
+        long payload = expected.get(0).stream().mapToLong(String::length).sum();
+        assertThat(payload).isGreaterThan(4 * 16 * 1024);
+        assertThat(storage.walBytesRead() - readBefore).isBetween(payload, 2 * payload);
+        MaterializerStats stats = storage.materializerStats();
+        assertThat(stats.bytesSpilled()).as("one stream holds one object at a time: nothing to spill").isZero();
+        assertThat(stats.objectsPublished()).isPositive();
+        assertThat(lookupSpace(streams.get(0).id())).allSatisfy(r -> assertThat(r.target())
+                .isInstanceOf(ObjectTarget.class));
+        storage.clearTailCache();
+        assertThat(texts(readAll(streams.get(0), 0, 10_000))).containsExactlyElementsOf(expected.get(0));
     }
 
     @Test
