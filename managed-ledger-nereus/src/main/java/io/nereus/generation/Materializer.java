@@ -24,7 +24,6 @@ import io.nereus.metadata.WalSliceStore;
 import io.nereus.metadata.WalTarget;
 import io.nereus.metadata.WalWriterLease;
 import io.nereus.object.BlockCache;
-import io.nereus.object.ObjectContent;
 import io.nereus.object.ObjectName;
 import io.nereus.object.ObjectStore;
 import io.nereus.object.StoredObject;
@@ -35,6 +34,7 @@ import io.nereus.wal.FetchedBatch;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalWriter;
+import io.netty.buffer.ByteBufAllocator;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -107,6 +107,8 @@ public final class Materializer implements AutoCloseable {
     static final int PUBLISHING_AT_ONCE = 8;
     /** Slices listed per read of the SEALED listing. */
     static final int SLICES_PER_LISTING = 256;
+    /** Where objects are assembled: pooled direct memory, as the WAL's batches are (see {@code Buffer}). */
+    private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
 
     /** Called with each verified publication request before it is sent: the point a crash test stops at. */
     interface PublishHook extends Function<PublicationRequest, CompletableFuture<Void>> {
@@ -462,83 +464,134 @@ public final class Materializer implements AutoCloseable {
     }
 
     /**
-     * One stream's consecutive entries read so far, with the records they came from; only whole records (the
-     * sections read so far of a run not yet read to its end wait in {@code pending}). The entries are heap copies
-     * (unpooled, needing no release: see {@code readOnHeap}), so a buffer dropped on any path leaks nothing.
+     * One stream's consecutive entries read so far, with the records they came from; only whole records count (the
+     * sections read so far of a run not yet read to its end are kept apart, and dropped when the run breaks off). The
+     * entries are copied as they are read, once: in memory into the object being written ({@link #object}, pooled
+     * direct buffers that no other stream's bytes share), or into the slice's spill file, from which the object is
+     * written when it is published. Owns that memory until {@link #close}, which every path ends with.
      */
-    private static final class Buffer {
+    private final class Buffer implements AutoCloseable {
         final StreamId stream;
-        /** Where whole records' entries go, when not in {@link #entries}; null: in memory. */
+        /** Where whole records' entries go, when not in {@link #object}; null: in memory. */
         final SliceSpill spill;
         final List<IndexRecord> sources = new ArrayList<>();
-        final List<StreamEntry> entries = new ArrayList<>();
         final List<SliceSpill.Extent> spilled = new ArrayList<>();
-        final List<StreamEntry> pending = new ArrayList<>();
+        /** Extents of the record being read, spilled already, counted once the record is whole. */
+        final List<SliceSpill.Extent> pendingExtents = new ArrayList<>();
+        /** The object its entries go to: from the start in memory, when it is published for a spilled stream. */
+        StreamObjectWriter.Builder object;
+        /** Entries of {@link #object} that are whole records'. */
+        int wholeEntries;
         long bytes;
+        long pendingBytes;
         long end = -1;
         /** Where the next section of the record being read starts; -1 when no record is partly read. */
         long pendingEnd = -1;
         /** When the first entry was added: the copy's start. */
         long firstAdded;
+        boolean closed;
 
         Buffer(StreamId stream, SliceSpill spill) {
             this.stream = stream;
             this.spill = spill;
+            this.object = spill == null ? encoder.builder(stream, ReadView.COMMITTED, ALLOC) : null;
         }
 
         boolean isEmpty() {
             return sources.isEmpty();
         }
 
+        /** Adds the entries of the whole record {@code source} (read, not released). */
         void add(IndexRecord source, List<StreamEntry> read, long now) {
+            copy(read);
+            whole(source, now);
+        }
+
+        /** Copies {@code read} (read, not released) where this stream's entries go, as part of the record being read. */
+        private void copy(List<StreamEntry> read) {
             if (spill != null) {
                 try {
-                    spilled.add(spill.write(read));
+                    pendingExtents.add(spill.write(read));
                 } catch (IOException e) {
                     throw spillFailed("write", stream, spill.file(), e);
                 }
             } else {
-                entries.addAll(read);
+                read.forEach(object::add);
             }
+            for (StreamEntry e : read) {
+                pendingBytes += e.size();
+            }
+        }
+
+        /** The record being read, {@code source}, is whole: its entries count. */
+        private void whole(IndexRecord source, long now) {
             if (sources.isEmpty()) {
                 firstAdded = now;
             }
             sources.add(source);
-            for (StreamEntry e : read) {
-                bytes += e.size();
-            }
+            spilled.addAll(pendingExtents);
+            pendingExtents.clear();
+            wholeEntries = object == null ? 0 : object.entries();
+            bytes += pendingBytes;
+            pendingBytes = 0;
             end = source.range().end();
         }
 
-        /** The entries of the whole records added, in offset order: read back from the spill when they are there. */
-        List<StreamEntry> load() throws IOException {
+        /**
+         * The object of the whole records added, to be finished: the in-memory one without a record read only in
+         * part, or one written now from the spill.
+         */
+        StreamObjectWriter.Builder seal() throws IOException {
             if (spill == null) {
-                return entries;
+                object.truncate(wholeEntries);
+                return object;
             }
-            List<StreamEntry> out = new ArrayList<>();
+            object = encoder.builder(stream, ReadView.COMMITTED, ALLOC);
             for (SliceSpill.Extent x : spilled) {
-                out.addAll(spill.read(x));
+                spill.read(x, object::add);
             }
-            return out;
+            return object;
         }
 
         /**
-         * Adds the entries of one section of a generation-0 record; once its last section is in, the record. False
-         * (and nothing added) when the section does not follow the part of the record read so far.
+         * Adds the entries (read, not released) of one section of a generation-0 record; once its last section is in,
+         * the record. False (and nothing added) when the section does not follow the part of the record read so far.
          */
         boolean addSection(Need n, List<StreamEntry> read, long now) {
             long expected = n.first() ? n.record().range().start() : pendingEnd;
             if (n.section().range().start() != expected) {
                 return false;
             }
-            pending.addAll(read);
+            if (n.first()) {
+                dropPending();
+            }
+            copy(read);
             pendingEnd = n.section().range().end();
             if (n.last()) {
-                add(n.record(), List.copyOf(pending), now);
-                pending.clear();
+                whole(n.record(), now);
                 pendingEnd = -1;
             }
             return true;
+        }
+
+        /** Forgets the part of a record read so far. */
+        private void dropPending() {
+            pendingExtents.clear();
+            pendingBytes = 0;
+            if (object != null) {
+                object.truncate(wholeEntries);
+            }
+        }
+
+        /** Releases the object's memory; idempotent, from any thread. */
+        @Override
+        public synchronized void close() {
+            if (!closed) {
+                closed = true;
+                if (object != null) {
+                    object.close();
+                }
+            }
         }
     }
 
@@ -677,6 +730,8 @@ public final class Materializer implements AutoCloseable {
         final SliceSpill spill;
         final Set<StreamId> spilled;
         final Map<StreamId, Buffer> buffers = new LinkedHashMap<>();
+        /** Every buffer this pass made, closed when it ends (publication closes those it publishes before). */
+        final List<Buffer> created = new ArrayList<>();
         final Set<StreamId> broken = new HashSet<>();
         boolean allDone = true;
 
@@ -689,20 +744,19 @@ public final class Materializer implements AutoCloseable {
 
         CompletableFuture<Boolean> run() {
             long first = byEntry.firstKey();
-            return next(first, readOnHeap(first)).thenComposeAsync(ignored -> {
+            return next(first, read(first)).thenComposeAsync(ignored -> {
                 List<Buffer> rest = new ArrayList<>(buffers.values());
                 buffers.clear();
                 return publishAll(rest);
-            }, exec).thenApply(ignored -> allDone && broken.isEmpty());
+            }, exec).whenComplete((ok, error) -> {
+                // published buffers closed themselves; these are the ones a failure left unpublished
+                created.forEach(Buffer::close);
+            }).thenApply(ignored -> allDone && broken.isEmpty());
         }
 
-        /**
-         * The span of needed entries from {@code first}, read in one request and copied to the heap as it arrives
-         * (each payload into an array of its own, the fetched buffers released at once), so that the entries a
-         * buffer keeps until its object is published pin neither BookKeeper's buffers nor the other streams' bytes.
-         */
-        private CompletableFuture<List<WalBatch>> readOnHeap(long first) {
-            return wal.readRange(sliceId, first, spanEnd(first)).thenApply(FetchedBatch::heapCopiesReleasing);
+        /** The span of needed entries from {@code first}, requested in one read. */
+        private CompletableFuture<List<FetchedBatch>> read(long first) {
+            return wal.readRange(sliceId, first, spanEnd(first));
         }
 
         /** The span of needed entries from {@code first}: consecutive entry ids, at most {@value #ENTRIES_PER_READ}. */
@@ -715,35 +769,49 @@ public final class Materializer implements AutoCloseable {
         }
 
         /**
-         * Reads the span of needed entries starting at {@code first} (already requested as {@code read}), asking for
-         * the next span before taking this one's, so one BookKeeper request is in flight while a span is copied.
+         * Copies the span of needed entries starting at {@code first} (already requested as {@code read}), asking for
+         * the next span before taking this one's, so one BookKeeper request is in flight while a span is copied. The
+         * fetched batches are released once their sections are copied (or on failure): each stream's buffer holds
+         * its own copies, never BookKeeper's buffers, which hold every stream's sections.
          */
-        private CompletableFuture<Void> next(long first, CompletableFuture<List<WalBatch>> read) {
+        private CompletableFuture<Void> next(long first, CompletableFuture<List<FetchedBatch>> read) {
             long last = spanEnd(first);
             Long following = byEntry.higherKey(last);
             @SuppressWarnings("unchecked")
-            CompletableFuture<List<WalBatch>>[] ahead = new CompletableFuture[1];
-            return read.thenComposeAsync(batches -> walReads.acquire(payloadBytesOf(batches)).thenApply(ignored -> {
-                // the next span is requested once this one's bytes are within the pace, and read while it is copied
-                ahead[0] = following == null ? null : readOnHeap(following);
-                return batches;
-            }), exec).thenComposeAsync(batches -> {
-                List<Buffer> full = new ArrayList<>();
-                for (int i = 0; i < batches.size(); i++) {
-                    take(first + i, batches.get(i), full);
-                }
-                return publishAll(full);
-            }, exec).handleAsync((ignored, error) -> {
-                if (error != null) {
-                    if (ahead[0] != null) {
-                        ahead[0].whenComplete((b, e) -> { }); // let the read ahead finish; its result is dropped
-                    }
-                    return CompletableFuture.<Void>failedFuture(error);
-                }
-                return following == null ? CompletableFuture.<Void>completedFuture(null) : next(following, ahead[0]);
-            }, exec).thenCompose(f -> f);
+            CompletableFuture<List<FetchedBatch>>[] ahead = new CompletableFuture[1];
+            return read.thenComposeAsync(fetched -> walReads.acquire(payloadBytesOf(fetched))
+                    .whenComplete((ignored, error) -> {
+                        if (error != null) {
+                            fetched.forEach(FetchedBatch::release);
+                        }
+                    })
+                    .thenApplyAsync(ignored -> {
+                        // the next span is requested once this one's bytes are within the pace, and read while it is
+                        // copied
+                        ahead[0] = following == null ? null : read(following);
+                        List<Buffer> full = new ArrayList<>();
+                        try {
+                            for (int i = 0; i < fetched.size(); i++) {
+                                take(first + i, fetched.get(i).batch(), full);
+                            }
+                        } finally {
+                            fetched.forEach(FetchedBatch::release);
+                        }
+                        return full;
+                    }, exec), exec).thenComposeAsync(this::publishAll, exec).handleAsync((ignored, error) -> {
+                        if (error != null) {
+                            if (ahead[0] != null) {
+                                // let the read ahead finish; its batches are released unused
+                                ahead[0].thenAccept(batches -> batches.forEach(FetchedBatch::release));
+                            }
+                            return CompletableFuture.<Void>failedFuture(error);
+                        }
+                        return following == null ? CompletableFuture.<Void>completedFuture(null)
+                                : next(following, ahead[0]);
+                    }, exec).thenCompose(f -> f);
         }
 
+        /** Copies the needed sections of {@code batch} (valid during the call) into their streams' buffers. */
         private void take(long entryId, WalBatch batch, List<Buffer> full) {
             for (Need n : byEntry.getOrDefault(entryId, List.of())) {
                 if (broken.contains(n.stream())) {
@@ -759,28 +827,37 @@ public final class Materializer implements AutoCloseable {
                     brokenAt(n.stream(), full);
                     continue;
                 }
-                Buffer b = buffers.get(n.stream());
-                if (n.first()) {
-                    if (b != null && (b.end != n.record().range().start() || !b.isEmpty()
-                            && (b.bytes + n.record().bytes() > config.objectTargetBytes()
-                            || b.sources.size() >= PublicationRequest.MAX_SOURCES))) {
-                        full.add(buffers.remove(n.stream()));
-                        b = null;
-                    }
-                    if (b == null) {
-                        b = new Buffer(n.stream(), spilled.contains(n.stream()) ? spill : null);
-                        buffers.put(n.stream(), b);
-                    }
+                try {
+                    takeSection(n, read, entryId, full);
+                } finally {
+                    StreamEntry.releaseAll(read);
                 }
-                if (b == null || !b.addSection(n, read, clock.millis())) {
-                    LOG.error("WAL section out of order, stream not materialized in this pass: slice={} entry={}"
-                            + " stream={} range={}", sliceId, entryId, n.stream(), n.section().range());
-                    brokenAt(n.stream(), full);
-                    continue;
-                }
-                if (n.last() && b.bytes >= config.objectTargetBytes()) {
+            }
+        }
+
+        private void takeSection(Need n, List<StreamEntry> read, long entryId, List<Buffer> full) {
+            Buffer b = buffers.get(n.stream());
+            if (n.first()) {
+                if (b != null && (b.end != n.record().range().start() || !b.isEmpty()
+                        && (b.bytes + n.record().bytes() > config.objectTargetBytes()
+                        || b.sources.size() >= PublicationRequest.MAX_SOURCES))) {
                     full.add(buffers.remove(n.stream()));
+                    b = null;
                 }
+                if (b == null) {
+                    b = new Buffer(n.stream(), spilled.contains(n.stream()) ? spill : null);
+                    created.add(b);
+                    buffers.put(n.stream(), b);
+                }
+            }
+            if (b == null || !b.addSection(n, read, clock.millis())) {
+                LOG.error("WAL section out of order, stream not materialized in this pass: slice={} entry={}"
+                        + " stream={} range={}", sliceId, entryId, n.stream(), n.section().range());
+                brokenAt(n.stream(), full);
+                return;
+            }
+            if (n.last() && b.bytes >= config.objectTargetBytes()) {
+                full.add(buffers.remove(n.stream()));
             }
         }
 
@@ -844,10 +921,10 @@ public final class Materializer implements AutoCloseable {
         }
     }
 
-    private static long payloadBytesOf(List<WalBatch> batches) {
+    private static long payloadBytesOf(List<FetchedBatch> batches) {
         long n = 0;
-        for (WalBatch b : batches) {
-            for (io.nereus.wal.WalSection s : b.sections()) {
+        for (FetchedBatch b : batches) {
+            for (io.nereus.wal.WalSection s : b.batch().sections()) {
                 n += s.payloadBytes();
             }
         }
@@ -859,26 +936,33 @@ public final class Materializer implements AutoCloseable {
     /**
      * Writes {@code b} as a new object, reads it back and compares every entry, and publishes it. True when it was
      * published (or a retry found it published); false when the index refused it (the object is then deleted).
+     * Closes {@code b} on every path, once the object's put and verification are done with its memory.
      */
     private CompletableFuture<Boolean> publish(Buffer b, boolean merge) {
         if (b.isEmpty()) {
+            b.close();
             return CompletableFuture.completedFuture(true);
         }
-        List<StreamEntry> entries;
+        StreamObjectWriter.Builder object;
+        StreamObjectWriter.Encoded encoded;
         try {
-            entries = b.load();
+            object = b.seal();
+            encoded = object.finish();
         } catch (IOException e) {
+            b.close();
             return CompletableFuture.failedFuture(spillFailed("read", b.stream, b.spill.file(), e));
+        } catch (RuntimeException e) {
+            b.close();
+            return CompletableFuture.failedFuture(e);
         }
-        StreamObjectWriter.Encoded encoded = encoder.encode(b.stream, ReadView.COMMITTED, entries);
         ObjectName name = StreamObjectNames.newName(b.stream, ReadView.COMMITTED, encoded.range(),
                 runtime.uniqueId());
         long started = clock.millis();
         long[] phases = new long[3]; // when the put, the verification and the publication ended
-        return objects.putNew(name, ObjectContent.of(encoded.bytes()))
+        return objects.putNew(name, encoded.content())
                 .thenCompose(stored -> {
                     phases[0] = clock.millis();
-                    return verify(stored, encoded, entries).thenApply(ignored -> stored);
+                    return verify(stored, encoded, object).thenApply(ignored -> stored);
                 })
                 .thenCompose(stored -> {
                     phases[1] = clock.millis();
@@ -895,6 +979,7 @@ public final class Materializer implements AutoCloseable {
                             encoded.checksum(), encoded.entries(), b.bytes);
                     return beforePublish.apply(request).thenCompose(ignored -> index.publish(request));
                 })
+                .whenComplete((outcome, error) -> b.close())
                 .thenComposeAsync(outcome -> {
                     phases[2] = clock.millis();
                     if (outcome instanceof PublicationOutcome.Publish || outcome instanceof PublicationOutcome.AlreadyPublished) {
@@ -908,10 +993,10 @@ public final class Materializer implements AutoCloseable {
                         }
                         LOG.info("published stream object: stream={} range={} entries={} bytes={} object={}{};"
                                 + " read {} ms, put {} ms, verify {} ms, publish {} ms", b.stream, encoded.range(),
-                                encoded.entries(), encoded.bytes().length, name,
+                                encoded.entries(), encoded.length(), name,
                                 merge ? " (merge of " + b.sources.size() + " objects)" : "", started - b.firstAdded,
                                 phases[0] - started, phases[1] - phases[0], phases[2] - phases[1]);
-                        return objectWrites.acquire(encoded.bytes().length).thenApply(ignored -> true);
+                        return objectWrites.acquire(encoded.length()).thenApply(ignored -> true);
                     }
                     refused.incrementAndGet();
                     LOG.info("publication refused, deleting the object: stream={} range={} object={} outcome={}",
@@ -927,33 +1012,25 @@ public final class Materializer implements AutoCloseable {
                 });
     }
 
-    /** Reads the stored object back through the reader every read uses and compares it with what was written. */
     /**
-     * Whether two payloads hold the same bytes; compared as NIO buffers, whose comparison is vectorized (a ByteBuf's
-     * equals reads eight bytes at a time with an accessibility check each: a third of the object store thread's time
-     * while a slice's objects were verified).
+     * Reads the stored object back through the reader every read uses and compares every entry with the one written
+     * (held by {@code object} until the publication ends).
      */
-    private static boolean sameBytes(io.netty.buffer.ByteBuf a, io.netty.buffer.ByteBuf b) {
-        return a.readableBytes() == b.readableBytes() && a.nioBuffer().equals(b.nioBuffer());
-    }
-
     private CompletableFuture<Void> verify(StoredObject stored, StreamObjectWriter.Encoded encoded,
-            List<StreamEntry> expected) {
-        if (stored.size() != encoded.bytes().length) {
+            StreamObjectWriter.Builder object) {
+        if (stored.size() != encoded.length()) {
             return CompletableFuture.failedFuture(corrupt(stored.name(), "stored size differs from written size"));
         }
         return StreamObjectReader.open(objects, stored.name(), stored.size(), encoded.checksum(), new BlockCache(0))
                 .thenCompose(r -> r.read(encoded.range().start(), Integer.MAX_VALUE, Long.MAX_VALUE))
                 .thenApply(read -> {
                     try {
-                        if (read.size() != expected.size()) {
+                        if (read.size() != object.entries()) {
                             throw corrupt(stored.name(), "read back " + read.size() + " entries, wrote "
-                                    + expected.size());
+                                    + object.entries());
                         }
                         for (int i = 0; i < read.size(); i++) {
-                            StreamEntry a = read.get(i);
-                            StreamEntry e = expected.get(i);
-                            if (!a.range().equals(e.range()) || !sameBytes(a.payload(), e.payload())) {
+                            if (!object.sameEntry(i, read.get(i))) {
                                 throw corrupt(stored.name(), "entry " + i + " read back differs from the one written");
                             }
                         }
@@ -998,6 +1075,7 @@ public final class Materializer implements AutoCloseable {
                 }
                 Buffer b = new Buffer(stream, null);
                 return readInto(b, run, 0).thenComposeAsync(ignored -> publish(b, true), exec)
+                        .whenComplete((ignored, error) -> b.close()) // publish closes it; a failed read does not
                         .thenApply(ignored -> (Void) null);
             }, exec);
         });
@@ -1035,9 +1113,13 @@ public final class Materializer implements AutoCloseable {
             return CompletableFuture.completedFuture(null);
         }
         IndexRecord r = run.get(i);
-        // copied to the heap at once (the slices released), as the WAL's entries are: a buffer holds only heap copies
-        return objectReader.readAll(r).thenApply(StreamEntry::heapCopiesReleasing).thenComposeAsync(entries -> {
-            b.add(r, entries, clock.millis());
+        // copied into the buffer's object at once and the slices released, as the WAL's entries are
+        return objectReader.readAll(r).thenComposeAsync(entries -> {
+            try {
+                b.add(r, entries, clock.millis());
+            } finally {
+                StreamEntry.releaseAll(entries);
+            }
             return readInto(b, run, i + 1);
         }, exec);
     }

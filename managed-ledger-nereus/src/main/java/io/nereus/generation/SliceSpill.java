@@ -2,6 +2,7 @@ package io.nereus.generation;
 
 import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.StreamEntry;
+import io.netty.buffer.Unpooled;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -9,8 +10,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * A local file holding the entries a {@link Materializer} pass over one WAL slice took for its streams' objects,
@@ -20,7 +21,9 @@ import java.util.List;
  *
  * <p>Layout, per entry: {@code i64 start, i64 end, i32 length, payload}. The file is this process's
  * ({@link SpillFiles#MATERIALIZER_PREFIX}), deleted by {@link #close}; one a crash left behind is deleted by the next
- * materializer starting on the host. Confined to the materializer's thread.
+ * materializer starting on the host. Entries go through one reused direct buffer each way, so spilling allocates no
+ * heap arrays per entry (and the file channel copies nothing to a temporary buffer). Confined to the materializer's
+ * thread.
  */
 final class SliceSpill implements AutoCloseable {
     private static final int ENTRY_HEADER = 8 + 8 + 4;
@@ -32,6 +35,8 @@ final class SliceSpill implements AutoCloseable {
     private final Path file;
     private final FileChannel channel;
     private long size;
+    /** What a write assembles and a read fills; grown to the largest extent so far, kept until the spill closes. */
+    private ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
 
     private SliceSpill(Path file, FileChannel channel) {
         this.file = file;
@@ -67,10 +72,10 @@ final class SliceSpill implements AutoCloseable {
         if (bytes > Integer.MAX_VALUE) {
             throw new IOException("entries of " + bytes + " bytes are more than one spill write takes");
         }
-        ByteBuffer buf = ByteBuffer.allocate((int) bytes);
+        ByteBuffer buf = scratch((int) bytes);
         for (StreamEntry e : entries) {
             buf.putLong(e.range().start()).putLong(e.range().end()).putInt(e.size());
-            e.payload().getBytes(e.payload().readerIndex(), buf.array(), buf.position(), e.size());
+            e.payload().getBytes(e.payload().readerIndex(), buf.slice(buf.position(), e.size()));
             buf.position(buf.position() + e.size());
         }
         buf.flip();
@@ -82,37 +87,55 @@ final class SliceSpill implements AutoCloseable {
         return new Extent(position, bytes, entries.size());
     }
 
-    /** The entries written as {@code extent}, as heap copies (unpooled, needing no release). */
-    List<StreamEntry> read(Extent extent) throws IOException {
+    /**
+     * Hands {@code each} the entries written as {@code extent}, in order. Their payloads are views of this spill's
+     * buffer (unpooled, needing no release), valid only during the call: {@code each} copies what it keeps. Fails
+     * before handing out any entry when the extent is not one the file holds whole.
+     */
+    void read(Extent extent, Consumer<StreamEntry> each) throws IOException {
         if (extent.position() < 0 || extent.length() > Integer.MAX_VALUE || extent.position() + extent.length() > size) {
             throw new IOException("no such extent in spill file " + file + " of " + size + " bytes: " + extent);
         }
-        ByteBuffer buf = ByteBuffer.allocate((int) extent.length());
+        ByteBuffer buf = scratch((int) extent.length());
         while (buf.hasRemaining()) {
             if (channel.read(buf, extent.position() + buf.position()) < 0) {
                 throw new EOFException("spill file " + file + " ends inside " + extent);
             }
         }
         buf.flip();
-        List<StreamEntry> out = new ArrayList<>(extent.count());
+        // checked whole before any entry is handed out
+        ByteBuffer check = buf.duplicate();
         for (int i = 0; i < extent.count(); i++) {
-            if (buf.remaining() < ENTRY_HEADER) {
+            if (check.remaining() < ENTRY_HEADER) {
                 throw new IOException("spill file " + file + " holds fewer entries than " + extent);
             }
+            check.position(check.position() + 16);
+            int length = check.getInt();
+            if (length < 0 || length > check.remaining()) {
+                throw new IOException("spill file " + file + " has an entry of " + length + " bytes in " + extent);
+            }
+            check.position(check.position() + length);
+        }
+        if (check.hasRemaining()) {
+            throw new IOException("spill file " + file + " holds more bytes than the entries of " + extent);
+        }
+        for (int i = 0; i < extent.count(); i++) {
             long start = buf.getLong();
             long end = buf.getLong();
             int length = buf.getInt();
-            if (length < 0 || length > buf.remaining()) {
-                throw new IOException("spill file " + file + " has an entry of " + length + " bytes in " + extent);
-            }
-            byte[] payload = new byte[length];
-            buf.get(payload);
-            out.add(new StreamEntry(new OffsetRange(start, end), payload));
+            each.accept(new StreamEntry(new OffsetRange(start, end),
+                    Unpooled.wrappedBuffer(buf.slice(buf.position(), length))));
+            buf.position(buf.position() + length);
         }
-        if (buf.hasRemaining()) {
-            throw new IOException("spill file " + file + " holds more bytes than the entries of " + extent);
+    }
+
+    /** The scratch buffer, cleared and limited to {@code bytes}; a larger one when it holds fewer. */
+    private ByteBuffer scratch(int bytes) {
+        if (scratch.capacity() < bytes) {
+            scratch = ByteBuffer.allocateDirect(Math.max(bytes, (int) Math.min(Integer.MAX_VALUE,
+                    2L * scratch.capacity())));
         }
-        return out;
+        return scratch.clear().limit(bytes);
     }
 
     /** Closes and deletes the file. */

@@ -12,26 +12,27 @@ import java.util.Optional;
 import java.util.zip.CRC32C;
 
 /**
- * The bytes of an object to be put: either one or more byte arrays, concatenated in order, held in memory (a writer
- * assembles an object of bounded size, such as a header, entries and a footer, without copying them into one
- * array), or the first {@code length} bytes of a local file (an object written piece by piece without holding it,
- * such as a compacted generation, {@link StreamObjectSpill}). Neither the arrays nor the file are copied: do not
- * change them until the put has completed. A store may read the content more than once (a retried request or
- * part); a file's content is read in bounded pieces, never whole into memory.
+ * The bytes of an object to be put: either one or more buffers (byte arrays or {@link ByteBuffer}s, heap or direct),
+ * concatenated in order, held in memory (a writer assembles an object of bounded size, such as a header, blocks of
+ * entries and a footer, without copying them into one array), or the first {@code length} bytes of a local file (an
+ * object written piece by piece without holding it, such as a compacted generation, {@link StreamObjectSpill}).
+ * Neither the buffers nor the file are copied: do not change them, nor free a direct buffer's memory, until the put
+ * has completed. A store may read the content more than once (a retried request or part); a file's content is read
+ * in bounded pieces, never whole into memory.
  */
 public final class ObjectContent {
     /** Bytes one read of a file's content copies at a time. */
     static final int FILE_COPY_BYTES = 64 * 1024;
 
-    private final List<byte[]> chunks;
+    /** Read-only views of the content's buffers, each from its position to its limit. */
+    private final List<ByteBuffer> chunks;
     private final Path file;
     private final long length;
 
-    private ObjectContent(List<byte[]> chunks) {
+    private ObjectContent(List<ByteBuffer> chunks) {
         long total = 0;
-        for (byte[] c : chunks) {
-            Objects.requireNonNull(c, "content chunk");
-            total = Math.addExact(total, c.length);
+        for (ByteBuffer c : chunks) {
+            total = Math.addExact(total, c.remaining());
         }
         this.chunks = chunks;
         this.file = null;
@@ -49,11 +50,28 @@ public final class ObjectContent {
 
     /** The concatenation of {@code chunks}; no chunk, or empty chunks, make an empty object. */
     public static ObjectContent of(byte[]... chunks) {
-        return new ObjectContent(List.of(chunks));
+        return of(List.of(chunks));
     }
 
     public static ObjectContent of(List<byte[]> chunks) {
-        return new ObjectContent(List.copyOf(chunks));
+        List<ByteBuffer> views = new ArrayList<>(chunks.size());
+        for (byte[] c : chunks) {
+            views.add(ByteBuffer.wrap(Objects.requireNonNull(c, "content chunk")).asReadOnlyBuffer());
+        }
+        return new ObjectContent(List.copyOf(views));
+    }
+
+    /**
+     * The concatenation of the bytes of {@code buffers}, each from its position to its limit (their positions are
+     * not moved); no buffer, or empty ones, make an empty object. Direct buffers are written without a copy to the
+     * heap.
+     */
+    public static ObjectContent ofBuffers(ByteBuffer... buffers) {
+        List<ByteBuffer> views = new ArrayList<>(buffers.length);
+        for (ByteBuffer b : buffers) {
+            views.add(Objects.requireNonNull(b, "content buffer").slice().asReadOnlyBuffer());
+        }
+        return new ObjectContent(List.copyOf(views));
     }
 
     /**
@@ -93,12 +111,12 @@ public final class ObjectContent {
         List<ByteBuffer> out = new ArrayList<>();
         long chunkStart = 0;
         long end = offset + count;
-        for (byte[] c : chunks) {
-            long chunkEnd = chunkStart + c.length;
+        for (ByteBuffer c : chunks) {
+            long chunkEnd = chunkStart + c.remaining();
             long from = Math.max(offset, chunkStart);
             long to = Math.min(end, chunkEnd);
             if (from < to) {
-                out.add(ByteBuffer.wrap(c, (int) (from - chunkStart), (int) (to - from)).slice().asReadOnlyBuffer());
+                out.add(c.slice((int) (from - chunkStart), (int) (to - from)));
             }
             chunkStart = chunkEnd;
         }
@@ -119,7 +137,7 @@ public final class ObjectContent {
             while (remaining > 0) {
                 remaining -= out.write(buffers);
             }
-            chunks.forEach(crc::update);
+            chunks.forEach(c -> crc.update(c.duplicate()));
             return crc.getValue();
         }
         ByteBuffer buffer = ByteBuffer.allocate((int) Math.min(FILE_COPY_BYTES, Math.max(1, length)));
@@ -149,7 +167,7 @@ public final class ObjectContent {
             throw new IllegalStateException("the content is a file's, not in memory");
         }
         CRC32C crc = new CRC32C();
-        chunks.forEach(crc::update);
+        chunks.forEach(c -> crc.update(c.duplicate()));
         return crc.getValue();
     }
 }

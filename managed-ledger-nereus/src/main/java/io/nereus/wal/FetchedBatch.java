@@ -17,7 +17,8 @@ import java.util.Objects;
  *
  * <p>Whoever receives a fetched batch from {@link WalReader} owns one reference and releases it exactly once, on
  * every path. A slice of a payload pins the whole fetched entry (every stream's sections, and what BookKeeper's
- * response buffer holds beyond it), so holders that keep entries long copy them instead.
+ * response buffer holds beyond it), so holders that keep entries long copy what they keep instead (the materializer
+ * copies each section straight into the object it writes).
  */
 public final class FetchedBatch extends AbstractReferenceCounted {
     private final WalBatch batch;
@@ -42,36 +43,6 @@ public final class FetchedBatch extends AbstractReferenceCounted {
     /** The batch; its payloads are valid while a reference to this object is held. */
     public WalBatch batch() {
         return batch;
-    }
-
-    /**
-     * The batch with every payload copied into an array of its own (unpooled heap memory, needing no release); this
-     * reference is untouched. For holders that keep entries past the fetch without pinning the fetched entry, which
-     * holds every stream's sections.
-     */
-    public WalBatch heapCopy() {
-        List<WalSection> sections = new ArrayList<>(batch.sections().size());
-        for (WalSection s : batch.sections()) {
-            List<AppendEntry> entries = new ArrayList<>(s.entries().size());
-            for (AppendEntry e : s.entries()) {
-                entries.add(new AppendEntry(ByteBufUtil.getBytes(e.payload()), e.recordCount()));
-            }
-            sections.add(new WalSection(s.stream(), s.firstOffset(), entries, s.checksum()));
-        }
-        return new WalBatch(batch.sliceId(), batch.sequence(), sections);
-    }
-
-    /** Heap copies ({@link #heapCopy}) of {@code fetched}, releasing every one of them, also on failure. */
-    public static List<WalBatch> heapCopiesReleasing(List<FetchedBatch> fetched) {
-        try {
-            List<WalBatch> out = new ArrayList<>(fetched.size());
-            for (FetchedBatch f : fetched) {
-                out.add(f.heapCopy());
-            }
-            return out;
-        } finally {
-            fetched.forEach(FetchedBatch::release);
-        }
     }
 
     /** The stored bytes of the batch (one BookKeeper entry). */

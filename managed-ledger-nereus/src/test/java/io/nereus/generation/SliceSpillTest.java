@@ -32,7 +32,18 @@ class SliceSpillTest {
     }
 
     private static List<String> describe(List<StreamEntry> entries) {
-        return entries.stream().map(e -> e.range() + "=" + new String(e.bytes(), StandardCharsets.UTF_8)).toList();
+        return entries.stream().map(SliceSpillTest::describe).toList();
+    }
+
+    private static String describe(StreamEntry e) {
+        return e.range() + "=" + new String(e.bytes(), StandardCharsets.UTF_8);
+    }
+
+    /** The entries of {@code extent} as read back, described while they are valid. */
+    private static List<String> read(SliceSpill spill, SliceSpill.Extent extent) throws IOException {
+        List<String> out = new ArrayList<>();
+        spill.read(extent, e -> out.add(describe(e)));
+        return out;
     }
 
     @Test
@@ -50,16 +61,23 @@ class SliceSpillTest {
         SliceSpill.Extent xc = spill.write(c);
         assertThat(xb.position()).isEqualTo(xa.length());
         assertThat(spill.size()).isEqualTo(xa.length() + xb.length() + xc.length()).isEqualTo(Files.size(spill.file()));
-        assertThat(describe(spill.read(xc))).containsExactly("[7, 8)=payload");
-        assertThat(describe(spill.read(xa))).containsExactlyElementsOf(describe(a));
-        assertThat(describe(spill.read(xb))).containsExactlyElementsOf(describe(b));
+        assertThat(read(spill, xc)).containsExactly("[7, 8)=payload");
+        assertThat(read(spill, xa)).containsExactlyElementsOf(describe(a));
+        assertThat(read(spill, xb)).containsExactlyElementsOf(describe(b));
         assertThat(wide.readerIndex()).as("the payload is read, not consumed").isZero();
+        // an extent larger than the buffer the spill started with, and the smaller ones again after it
+        List<StreamEntry> d = List.of(new StreamEntry(new OffsetRange(9, 10), "z".repeat(200_000)
+                .getBytes(StandardCharsets.UTF_8)));
+        SliceSpill.Extent xd = spill.write(d);
+        assertThat(read(spill, xd)).containsExactlyElementsOf(describe(d));
+        assertThat(read(spill, xa)).containsExactlyElementsOf(describe(a));
+        assertThat(read(spill, xc)).containsExactly("[7, 8)=payload");
 
-        assertThatThrownBy(() -> spill.read(new SliceSpill.Extent(xc.position(), xc.length() + 1, xc.count())))
+        assertThatThrownBy(() -> read(spill, new SliceSpill.Extent(xd.position(), xd.length() + 1, xd.count())))
                 .isInstanceOf(IOException.class).hasMessageContaining("no such extent");
-        assertThatThrownBy(() -> spill.read(new SliceSpill.Extent(xa.position(), xa.length(), xa.count() - 1)))
+        assertThatThrownBy(() -> read(spill, new SliceSpill.Extent(xa.position(), xa.length(), xa.count() - 1)))
                 .isInstanceOf(IOException.class).hasMessageContaining("more bytes than the entries");
-        assertThatThrownBy(() -> spill.read(new SliceSpill.Extent(xa.position(), xa.length(), xa.count() + 1)))
+        assertThatThrownBy(() -> read(spill, new SliceSpill.Extent(xa.position(), xa.length(), xa.count() + 1)))
                 .isInstanceOf(IOException.class).hasMessageContaining("fewer entries");
 
         Path file = spill.file();

@@ -10,9 +10,13 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
+import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -65,6 +69,26 @@ class StreamObjectFormatTest {
         return out;
     }
 
+    /** A dense object as the bytes a store holds, with what its writer said of it. */
+    private record Written(byte[] bytes, OffsetRange range, Checksum checksum, int entries, int blocks) {
+    }
+
+    /** The object of {@code entries}, written through a builder of {@code writer} (its buffers released). */
+    private static Written encode(StreamObjectWriter writer, StreamId stream, ReadView view, List<StreamEntry> entries) {
+        try (StreamObjectWriter.Builder b = writer.builder(stream, view, UnpooledByteBufAllocator.DEFAULT)) {
+            entries.forEach(b::add);
+            return written(b.finish());
+        }
+    }
+
+    private static Written written(StreamObjectWriter.Encoded e) {
+        ByteBuffer all = ByteBuffer.allocate((int) e.length());
+        for (ByteBuffer part : e.content().buffers()) {
+            all.put(part);
+        }
+        return new Written(all.array(), e.range(), e.checksum(), e.entries(), e.blocks());
+    }
+
     private static <T> T await(CompletableFuture<T> f) {
         try {
             return f.get(10, TimeUnit.SECONDS);
@@ -90,7 +114,7 @@ class StreamObjectFormatTest {
     @Test
     void everyOffset_readsBackItsContainingEntryByteExact() {
         List<StreamEntry> written = entries(1_000, 600, 1);
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(4096).encode(STREAM, ReadView.COMMITTED, written);
+        Written encoded = encode(new StreamObjectWriter(4096), STREAM, ReadView.COMMITTED, written);
         assertThat(encoded.range()).isEqualTo(new OffsetRange(100, written.get(999).range().end()));
         assertThat(encoded.blocks()).isGreaterThan(50);
         StreamObjectReader reader = open(new Stored(encoded.bytes()), encoded.checksum(), new BlockCache(1 << 20));
@@ -116,7 +140,7 @@ class StreamObjectFormatTest {
     @Test
     void readOfOneEntry_fetchesTheTailAndOneBlock_notTheObject() {
         List<StreamEntry> written = entries(20_000, 600, 2);
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(64 * 1024).encode(STREAM, ReadView.COMMITTED,
+        Written encoded = encode(new StreamObjectWriter(64 * 1024), STREAM, ReadView.COMMITTED,
                 written);
         Stored stored = new Stored(encoded.bytes());
         StreamObjectReader reader = open(stored, encoded.checksum(), new BlockCache(1 << 20));
@@ -133,7 +157,7 @@ class StreamObjectFormatTest {
     @Test
     void sequentialReads_fetchEachBlockOnce() {
         List<StreamEntry> written = entries(2_000, 300, 3);
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(2048).encode(STREAM, ReadView.COMMITTED, written);
+        Written encoded = encode(new StreamObjectWriter(2048), STREAM, ReadView.COMMITTED, written);
         Stored stored = new Stored(encoded.bytes());
         BlockCache cache = new BlockCache(1 << 20);
         StreamObjectReader reader = open(stored, encoded.checksum(), cache);
@@ -152,7 +176,7 @@ class StreamObjectFormatTest {
     @Test
     void largeIndex_beyondTheTailRead_isFetchedWithOneMoreRead() {
         List<StreamEntry> written = entries(5_000, 10, 4);
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1).encode(STREAM, ReadView.TOPIC_COMPACTED,
+        Written encoded = encode(new StreamObjectWriter(1), STREAM, ReadView.TOPIC_COMPACTED,
                 written);
         assertThat(encoded.blocks()).isEqualTo(5_000); // an index of 140 KB, beyond the 64 KiB tail read
         Stored stored = new Stored(encoded.bytes());
@@ -170,7 +194,7 @@ class StreamObjectFormatTest {
         for (int i = 0; i < 10; i++) {
             written.add(new StreamEntry(new OffsetRange(i, i + 1), new byte[100]));
         }
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(250).encode(STREAM, ReadView.COMMITTED, written);
+        Written encoded = encode(new StreamObjectWriter(250), STREAM, ReadView.COMMITTED, written);
         StreamObjectReader reader = open(new Stored(encoded.bytes()), encoded.checksum(), new BlockCache(1 << 20));
         assertThat(await(reader.read(0, 10, 0))).hasSize(1);
         assertThat(await(reader.read(2, 10, 350))).extracting(e -> e.range().start()).containsExactly(2L, 3L, 4L);
@@ -179,7 +203,7 @@ class StreamObjectFormatTest {
     @Test
     void flippedByteInABlock_failsThatBlockOnly() {
         List<StreamEntry> written = entries(500, 200, 5);
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1024).encode(STREAM, ReadView.COMMITTED, written);
+        Written encoded = encode(new StreamObjectWriter(1024), STREAM, ReadView.COMMITTED, written);
         byte[] bytes = encoded.bytes().clone();
         bytes[StreamObjectFormat.HEADER_BYTES + 12] ^= 1; // inside the first block
         StreamObjectReader reader = open(new Stored(bytes), encoded.checksum(), new BlockCache(1 << 20));
@@ -191,7 +215,7 @@ class StreamObjectFormatTest {
 
     @Test
     void flippedByteInTheIndex_orAnotherChecksum_failsTheOpen() {
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1024).encode(STREAM, ReadView.COMMITTED,
+        Written encoded = encode(new StreamObjectWriter(1024), STREAM, ReadView.COMMITTED,
                 entries(100, 100, 6));
         byte[] bytes = encoded.bytes().clone();
         bytes[bytes.length - StreamObjectFormat.FOOTER_BYTES - 5] ^= 1; // last index entry
@@ -203,7 +227,7 @@ class StreamObjectFormatTest {
 
     @Test
     void truncatedOrForeignObject_failsTheOpen() {
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1024).encode(STREAM, ReadView.COMMITTED,
+        Written encoded = encode(new StreamObjectWriter(1024), STREAM, ReadView.COMMITTED,
                 entries(100, 100, 7));
         byte[] truncated = Arrays.copyOf(encoded.bytes(), encoded.bytes().length - 3);
         assertCorrupt(() -> open(new Stored(truncated), encoded.checksum(), new BlockCache(0)),
@@ -216,7 +240,7 @@ class StreamObjectFormatTest {
 
     @Test
     void readOutsideTheObject_isRefused() {
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(1024).encode(STREAM, ReadView.COMMITTED,
+        Written encoded = encode(new StreamObjectWriter(1024), STREAM, ReadView.COMMITTED,
                 entries(10, 10, 8));
         StreamObjectReader reader = open(new Stored(encoded.bytes()), encoded.checksum(), new BlockCache(0));
         assertThatThrownBy(() -> await(reader.read(99, 1, 10))).hasCauseInstanceOf(IllegalArgumentException.class)
@@ -230,11 +254,89 @@ class StreamObjectFormatTest {
         StreamObjectWriter writer = new StreamObjectWriter(1024);
         List<StreamEntry> gap = List.of(new StreamEntry(new OffsetRange(0, 1), new byte[1]),
                 new StreamEntry(new OffsetRange(2, 3), new byte[1]));
-        assertThatThrownBy(() -> writer.encode(STREAM, ReadView.COMMITTED, gap))
+        assertThatThrownBy(() -> encode(writer, STREAM, ReadView.COMMITTED, gap))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("entry 1 starts at 2, expected 1");
-        assertThatThrownBy(() -> writer.encode(STREAM, ReadView.COMMITTED, List.of()))
+        assertThatThrownBy(() -> encode(writer, STREAM, ReadView.COMMITTED, List.of()))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new StreamObjectWriter(0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void builder_truncatedToAnyEntry_writesTheEntriesKeptAndThoseAddedAfter() {
+        List<StreamEntry> written = entries(60, 300, 7);
+        List<StreamEntry> other = entries(60, 300, 8);
+        for (int keep : new int[] {0, 1, 9, 30, 59, 60}) {
+            StreamObjectWriter writer = new StreamObjectWriter(1024);
+            try (StreamObjectWriter.Builder b = writer.builder(STREAM, ReadView.COMMITTED,
+                    UnpooledByteBufAllocator.DEFAULT)) {
+                written.forEach(b::add);
+                b.truncate(keep);
+                assertThat(b.entries()).isEqualTo(keep);
+                assertThat(b.payloadBytes()).isEqualTo(written.subList(0, keep).stream()
+                        .mapToLong(StreamEntry::size).sum());
+                // what follows the kept entries: the written ones' offsets, other bytes
+                List<StreamEntry> expected = new ArrayList<>(written.subList(0, keep));
+                for (int i = keep; i < written.size(); i++) {
+                    StreamEntry e = new StreamEntry(written.get(i).range(), other.get(i).bytes());
+                    b.add(e);
+                    expected.add(e);
+                }
+                Written object = written(b.finish());
+                StreamObjectReader reader = open(new Stored(object.bytes()), object.checksum(), new BlockCache(0));
+                List<StreamEntry> read = await(reader.read(100, Integer.MAX_VALUE, Long.MAX_VALUE));
+                assertThat(read).hasSize(expected.size());
+                for (int i = 0; i < read.size(); i++) {
+                    assertThat(read.get(i).range()).isEqualTo(expected.get(i).range());
+                    assertThat(read.get(i).bytes()).as("entry %d of %d kept", i, keep)
+                            .isEqualTo(expected.get(i).bytes());
+                    assertThat(b.sameEntry(i, read.get(i))).isTrue();
+                    if (expected.get(i).size() > 0) {
+                        byte[] changed = expected.get(i).bytes();
+                        changed[changed.length - 1] ^= 1;
+                        assertThat(b.sameEntry(i, new StreamEntry(expected.get(i).range(), changed))).isFalse();
+                    }
+                }
+                StreamEntry.releaseAll(read);
+                assertThatThrownBy(() -> b.add(other.get(0))).isInstanceOf(IllegalStateException.class);
+            }
+        }
+    }
+
+    @Test
+    void builder_closeReleasesItsBuffers_whetherFinishedOrNot() {
+        List<ByteBuf> allocated = new ArrayList<>();
+        ByteBufAllocator alloc = new AbstractByteBufAllocator(true) {
+            @Override
+            protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+                throw new AssertionError("an object's blocks are direct buffers");
+            }
+
+            @Override
+            protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+                ByteBuf b = Unpooled.directBuffer(initialCapacity, maxCapacity);
+                allocated.add(b);
+                return b;
+            }
+
+            @Override
+            public boolean isDirectBufferPooled() {
+                return false;
+            }
+        };
+        StreamObjectWriter writer = new StreamObjectWriter(4096);
+        StreamObjectWriter.Builder finished = writer.builder(STREAM, ReadView.COMMITTED, alloc);
+        StreamObjectWriter.Builder dropped = writer.builder(STREAM, ReadView.COMMITTED, alloc);
+        entries(200, 600, 3).forEach(e -> {
+            finished.add(e);
+            dropped.add(e);
+        });
+        finished.finish();
+        assertThat(allocated).hasSizeGreaterThan(2 * 10).allMatch(b -> b.refCnt() == 1); // some 15 blocks each
+        finished.close();
+        dropped.close();
+        dropped.close();
+        assertThat(allocated).allMatch(b -> b.refCnt() == 0);
+        assertThatThrownBy(dropped::finish).isInstanceOf(IllegalStateException.class);
     }
 
     private static BlockCache.Decoded block(int bytes) {

@@ -6,6 +6,7 @@ import io.nereus.metadata.OffsetRange;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
+import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,12 +31,15 @@ class StreamObjectStoreReadTest {
         for (int i = 0; i < 3_000; i++) {
             written.add(new StreamEntry(new OffsetRange(i, i + 1), ("entry-" + i).getBytes(StandardCharsets.UTF_8)));
         }
-        StreamObjectWriter.Encoded encoded = new StreamObjectWriter(4096).encode(StreamId.of(7), ReadView.COMMITTED,
-                written);
-        try (ObjectStore store = await(FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(dir)))) {
+        // the object's blocks in pooled direct buffers, put as they are (as the materializer puts them)
+        try (ObjectStore store = await(FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(dir)));
+                StreamObjectWriter.Builder builder = new StreamObjectWriter(4096).builder(StreamId.of(7),
+                        ReadView.COMMITTED, PooledByteBufAllocator.DEFAULT)) {
+            written.forEach(builder::add);
+            StreamObjectWriter.Encoded encoded = builder.finish();
             ObjectName name = ObjectName.of("streams/7/g1-0-3000");
-            StoredObject stored = await(store.putNew(name, ObjectContent.of(encoded.bytes())));
-            assertThat(stored.size()).isEqualTo(encoded.bytes().length);
+            StoredObject stored = await(store.putNew(name, encoded.content()));
+            assertThat(stored.size()).isEqualTo(encoded.length());
             StreamObjectReader reader = await(StreamObjectReader.open(store, name, stored.size(), encoded.checksum(),
                     new BlockCache(1 << 20)));
             assertThat(reader.range()).isEqualTo(new OffsetRange(0, 3_000));

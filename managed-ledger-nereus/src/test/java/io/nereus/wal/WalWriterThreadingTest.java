@@ -122,16 +122,19 @@ class WalWriterThreadingTest {
                 next = r.range().end();
                 WalTarget target = (WalTarget) r.target();
                 FetchedBatch fetched = await(reader.read(target.sliceId(), target.entryId()));
-                WalBatch batch = fetched.heapCopy();
-                fetched.release();
-                WalSection section = batch.sections().get(target.positionInBatch());
-                assertThat(section.stream()).isEqualTo(id);
-                assertThat(batch.sequence()).as("a stream's later appends are in later batches")
-                        .isGreaterThan(lastSequence);
-                lastSequence = batch.sequence();
-                for (int j = 0; j < section.entries().size(); j++) {
-                    assertThat(io.netty.buffer.ByteBufUtil.getBytes(section.entries().get(j).payload()))
-                            .isEqualTo(payload(s, (int) (section.firstOffset() + j)));
+                try {
+                    WalBatch batch = fetched.batch();
+                    WalSection section = batch.sections().get(target.positionInBatch());
+                    assertThat(section.stream()).isEqualTo(id);
+                    assertThat(batch.sequence()).as("a stream's later appends are in later batches")
+                            .isGreaterThan(lastSequence);
+                    lastSequence = batch.sequence();
+                    for (int j = 0; j < section.entries().size(); j++) {
+                        assertThat(io.netty.buffer.ByteBufUtil.getBytes(section.entries().get(j).payload()))
+                                .isEqualTo(payload(s, (int) (section.firstOffset() + j)));
+                    }
+                } finally {
+                    fetched.release();
                 }
             }
             assertThat(next).isEqualTo(appendsPerStream);
@@ -140,13 +143,13 @@ class WalWriterThreadingTest {
                 .sliceId();
         long previous = -1;
         for (long entry = 0; ; entry++) {
-            Optional<WalBatch> batch = readIfPresent(slice, entry);
-            if (batch.isEmpty()) {
+            Optional<Long> sequence = sequenceIfPresent(slice, entry);
+            if (sequence.isEmpty()) {
                 assertThat(entry).as("batches in the slice").isGreaterThan(10);
                 break;
             }
-            assertThat(batch.get().sequence()).as("entry %d of the slice", entry).isEqualTo(previous + 1);
-            previous = batch.get().sequence();
+            assertThat(sequence.get()).as("entry %d of the slice", entry).isEqualTo(previous + 1);
+            previous = sequence.get();
         }
     }
 
@@ -214,11 +217,12 @@ class WalWriterThreadingTest {
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.CLOSED));
     }
 
-    private Optional<WalBatch> readIfPresent(long slice, long entry) {
+    /** The sequence of the batch at {@code entry} of {@code slice}; empty when the slice has no such entry. */
+    private Optional<Long> sequenceIfPresent(long slice, long entry) {
         try {
             FetchedBatch fetched = await(reader.readUncached(slice, entry));
             try {
-                return Optional.of(fetched.heapCopy());
+                return Optional.of(fetched.batch().sequence());
             } finally {
                 fetched.release();
             }
