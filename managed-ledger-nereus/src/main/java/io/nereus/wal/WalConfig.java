@@ -27,9 +27,14 @@ import java.util.Objects;
  *                            may recover (fence and seal) its open slices; renewed every third of it; at least 3 ms
  * @param recoveryInterval    how often this instance looks for slices abandoned by writers that are gone (and
  *                            recovers them); {@code > 0}
- * @param flushWhenIdle       seal a batch at once when its first entry finds nothing being written or committed, and
- *                            when the pipeline drains (group commit); false: a batch waits for {@code flushBytes}
- *                            or {@code flushDelay} (fewer, larger BookKeeper entries under light load)
+ * @param flushWhenIdle       seal a batch at once when its first entry finds fewer than {@code flushBelowBatches}
+ *                            batches being written or committed, and the open batch the moment their number drops
+ *                            below it (group commit); false: a batch waits for {@code flushBytes} or
+ *                            {@code flushDelay} (fewer, larger BookKeeper entries under light load)
+ * @param flushBelowBatches   with {@code flushWhenIdle}, the number of batches being written or committed below which
+ *                            a batch is sealed at once: 1, only when the WAL is idle (every entry of a busy WAL then
+ *                            waits for the batch before it to commit); more lets that many batches overlap, so an
+ *                            entry under light load waits for its own write and commit only
  */
 public record WalConfig(
         int flushBytes,
@@ -46,7 +51,8 @@ public record WalConfig(
         int maxCoalescedAppends,
         Duration writerLease,
         Duration recoveryInterval,
-        boolean flushWhenIdle) {
+        boolean flushWhenIdle,
+        int flushBelowBatches) {
 
     /** Upper bounds of the coalescing settings, keeping a commit transaction far below 10 MB and 5 s. */
     public static final int MAX_COALESCED_BATCHES_LIMIT = 64;
@@ -64,6 +70,7 @@ public record WalConfig(
         positive(flushBytes, "flushBytes");
         positive(maxBatchBytes, "maxBatchBytes");
         positive(maxInFlightBatches, "maxInFlightBatches");
+        positive(flushBelowBatches, "flushBelowBatches");
         positive(sliceMaxBytes, "sliceMaxBytes");
         if (flushDelay.isNegative() || sliceMaxAge.isNegative() || sliceMaxAge.isZero()) {
             throw new IllegalArgumentException("flushDelay must be >= 0 and sliceMaxAge > 0");
@@ -92,12 +99,13 @@ public record WalConfig(
     }
 
     /**
-     * Defaults: 256 KiB or 2 ms per batch (at once when the WAL is idle), 4 MiB batches, 8 in flight, 1 GiB or 1 h slices, quorums 2/2/2, up to
-     * 8 batches and 4,096 stream appends per metadata commit, a 30 s writer lease, recovery every 10 s.
+     * Defaults: 256 KiB or 2 ms per batch (at once while fewer than 3 batches are being written or committed), 4 MiB
+     * batches, 8 in flight, 1 GiB or 1 h slices, quorums 2/2/2, up to 8 batches and 4,096 stream appends per metadata
+     * commit, a 30 s writer lease, recovery every 10 s.
      */
     public static WalConfig defaults() {
         return new WalConfig(256 * 1024, Duration.ofMillis(2), 4 * 1024 * 1024, 8, 1L << 30, Duration.ofHours(1),
-                2, 2, 2, new byte[0], 8, 4096, Duration.ofSeconds(30), Duration.ofSeconds(10), true);
+                2, 2, 2, new byte[0], 8, 4096, Duration.ofSeconds(30), Duration.ofSeconds(10), true, 3);
     }
 
     /** How often the writer renews its lease: a third of {@link #writerLease}. */
@@ -108,42 +116,49 @@ public record WalConfig(
     public WalConfig withQuorums(int ensemble, int write, int ack) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
                 ensemble, write, ack, password, maxCoalescedBatches, maxCoalescedAppends,
-                writerLease, recoveryInterval, flushWhenIdle);
+                writerLease, recoveryInterval, flushWhenIdle, flushBelowBatches);
     }
 
     public WalConfig withMaxBatchBytes(int bytes) {
         return new WalConfig(flushBytes, flushDelay, bytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
                 ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends, writerLease,
-                recoveryInterval, flushWhenIdle);
+                recoveryInterval, flushWhenIdle, flushBelowBatches);
     }
 
     public WalConfig withSlice(long maxBytes, Duration maxAge) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, maxBytes, maxAge,
                 ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,
-                writerLease, recoveryInterval, flushWhenIdle);
+                writerLease, recoveryInterval, flushWhenIdle, flushBelowBatches);
     }
 
     public WalConfig withFlush(int bytes, Duration delay) {
         return new WalConfig(bytes, delay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
                 ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,
-                writerLease, recoveryInterval, flushWhenIdle);
+                writerLease, recoveryInterval, flushWhenIdle, flushBelowBatches);
     }
 
     public WalConfig withCoalescing(int maxBatches, int maxAppends) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
-                ensembleSize, writeQuorum, ackQuorum, password, maxBatches, maxAppends, writerLease, recoveryInterval, flushWhenIdle);
+                ensembleSize, writeQuorum, ackQuorum, password, maxBatches, maxAppends, writerLease, recoveryInterval,
+                flushWhenIdle, flushBelowBatches);
     }
 
     public WalConfig withRecovery(Duration lease, Duration interval) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
                 ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends, lease, interval,
-                flushWhenIdle);
+                flushWhenIdle, flushBelowBatches);
     }
 
     public WalConfig withFlushWhenIdle(boolean cutWhenIdle) {
         return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
                 ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,
-                writerLease, recoveryInterval, cutWhenIdle);
+                writerLease, recoveryInterval, cutWhenIdle, flushBelowBatches);
+    }
+
+    public WalConfig withFlushBelowBatches(int batches) {
+        return new WalConfig(flushBytes, flushDelay, maxBatchBytes, maxInFlightBatches, sliceMaxBytes, sliceMaxAge,
+                ensembleSize, writeQuorum, ackQuorum, password, maxCoalescedBatches, maxCoalescedAppends,
+                writerLease, recoveryInterval, flushWhenIdle, batches);
     }
 
     private static void positive(long v, String name) {

@@ -45,6 +45,8 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
     private final ArrayDeque<SealedBatch> uncommitted = new ArrayDeque<>();
     private int inFlight;
     private boolean committing;
+    /** Sealed batches whose commit has not finished (waiting to be written, being written, waiting or committing). */
+    private int unfinished;
     /** Counters read by {@link #stats()} from any thread; written by the owner only. */
     private volatile long batchesWritten;
     private volatile long bytesWritten;
@@ -125,6 +127,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         List<OpenBatch.Cut> cuts = openBatch.takeCuts();
         for (OpenBatch.Cut c : cuts) {
             SealedBatch batch = new SealedBatch(c.sequence(), c.sections());
+            unfinished++;
             ready.add(batch);
             uncommitted.add(batch);
         }
@@ -147,13 +150,14 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
     }
 
     /**
-     * Open batch {@code number} got its first entry: when nothing is being written or committed (the pipeline is
-     * drained) nobody would fill the batch while it waits, so it is cut at once. Returns whether its flush delay
-     * must be scheduled (it was not cut).
+     * Open batch {@code number} got its first entry: when fewer than {@link WalConfig#flushBelowBatches} batches are
+     * being written or committed, it is cut at once (with one, when the pipeline is drained: nobody would fill the
+     * batch while it waits; with more, batches overlap, so under light load an entry waits for its own write and
+     * commit, not also for the batch before it). Returns whether its flush delay must be scheduled (it was not cut).
      */
     boolean batchStarted(long number) {
         takeCuts();
-        if (closed || !config.flushWhenIdle() || !drained()) {
+        if (closed || !config.flushWhenIdle() || !roomToFlush()) {
             return true;
         }
         if (openBatch.flush(number, true) == OpenBatch.Flush.CUT) {
@@ -163,15 +167,18 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
     }
 
     /**
-     * Nothing waits for BookKeeper or for a commit: the next append would find the WAL idle. This is the group
-     * commit's trigger: the open batch filled while the pipeline was busy is cut the moment it drains.
+     * The WAL is idle, or fewer than {@link WalConfig#flushBelowBatches} batches wait for BookKeeper or for a commit
+     * and no commit is running: batches overlap while they wait for BookKeeper, whose write is most of a light load's
+     * latency, and not while the metadata commits are what the WAL waits for (under load; there a batch cut early
+     * would only add a BookKeeper entry and a commit). This is the group commit's trigger: the open batch filled
+     * while the pipeline was busy is cut the moment this holds again.
      */
-    private boolean drained() {
-        return ready.isEmpty() && inFlight == 0 && uncommitted.isEmpty() && !committing;
+    private boolean roomToFlush() {
+        return unfinished == 0 || (unfinished < config.flushBelowBatches() && !committing);
     }
 
-    private void cutIfDrained() {
-        if (!closed && config.flushWhenIdle() && drained()) {
+    private void cutIfRoom() {
+        if (!closed && config.flushWhenIdle() && roomToFlush()) {
             openBatch.cut();
             takeCuts();
         }
@@ -275,7 +282,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
             batch.writeFailed(cause);
         }
         commitNext();
-        cutIfDrained();
+        cutIfRoom();
         terminateIfIdle();
     }
 
@@ -347,7 +354,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
                 committing = false;
                 finished(group);
                 commitNext();
-                cutIfDrained();
+                cutIfRoom();
                 terminateIfIdle();
             }));
         }
@@ -356,6 +363,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
     /** The batches of {@code group} (consecutive) and every batch before them have finished their commit. */
     private void finished(List<SealedBatch> group) {
         for (SealedBatch b : group) {
+            unfinished--;
             b.releasePayloads();
             slices.finished(b.sliceId());
         }

@@ -7,7 +7,9 @@ import java.util.UUID;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.ClientConfigurations;
 import org.apache.bookkeeper.common.allocator.LeakDetectionPolicy;
+import org.apache.bookkeeper.common.allocator.PoolingPolicy;
 import org.apache.bookkeeper.conf.ClientConfiguration;
+import org.apache.bookkeeper.conf.ServerConfiguration;
 import org.apache.pulsar.metadata.bookkeeper.BKCluster;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -25,13 +27,67 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public final class BookKeeperCluster implements BookKeeperClients, BeforeAllCallback, AfterAllCallback {
     private BKCluster cluster;
     private final List<BookKeeper> clients = new ArrayList<>();
+    /** How long the bookie's journal holds a write to group it with others; 0: BKCluster's default bookie. */
+    private final long journalGroupMillis;
+
+    /** The default bookie: entries acknowledged without waiting for a journal write. */
+    public BookKeeperCluster() {
+        this(0);
+    }
+
+    private BookKeeperCluster(long journalGroupMillis) {
+        this.journalGroupMillis = journalGroupMillis;
+    }
+
+    /**
+     * A bookie whose journal holds every write for {@code millis} before it acknowledges it (entry data written to
+     * the journal, grouped by time only, as a bookie with {@code journalMaxGroupWaitMSec} and no flush when its queue
+     * empties): a test sees adds in flight for that long, deterministically.
+     */
+    public static BookKeeperCluster withJournalGrouping(long millis) {
+        if (millis <= 0) {
+            throw new IllegalArgumentException("journal grouping must be > 0 ms: " + millis);
+        }
+        return new BookKeeperCluster(millis);
+    }
 
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
-        cluster = BKCluster.builder()
+        BKCluster.BKClusterConf conf = BKCluster.builder()
                 .metadataServiceUri("memory:nereus-" + UUID.randomUUID())
-                .numBookies(1)
-                .build();
+                .numBookies(1);
+        if (journalGroupMillis > 0) {
+            // BKCluster's own base configuration (which it uses only when given none), with the journal grouping
+            ServerConfiguration bookie = new ServerConfiguration();
+            bookie.setTLSEnabledProtocols("TLSv1.2,TLSv1.1");
+            bookie.setBookiePort(0);
+            bookie.setJournalFormatVersionToWrite(5);
+            bookie.setAllowEphemeralPorts(true);
+            bookie.setProperty("journalPreAllocSizeMB", 1);
+            bookie.setGcWaitTime(1000L);
+            bookie.setDiskUsageThreshold(0.999F);
+            bookie.setDiskUsageWarnThreshold(0.99F);
+            bookie.setAllocatorPoolingPolicy(PoolingPolicy.UnpooledHeap);
+            bookie.setProperty("dbStorage_writeCacheMaxSizeMb", 4);
+            bookie.setProperty("dbStorage_readAheadCacheMaxSizeMb", 4);
+            bookie.setListeningInterface(loopbackInterface());
+            bookie.setAllowLoopback(true);
+            bookie.setJournalWriteData(true);
+            bookie.setJournalFlushWhenQueueEmpty(false);
+            bookie.setJournalMaxGroupWaitMSec(journalGroupMillis);
+            bookie.setJournalSyncData(false);
+            conf.baseServerConfiguration(bookie);
+        }
+        cluster = conf.build();
+    }
+
+    private static String loopbackInterface() throws java.net.SocketException {
+        for (java.net.NetworkInterface i : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+            if (i.isLoopback()) {
+                return i.getName();
+            }
+        }
+        throw new IllegalStateException("no loopback interface");
     }
 
     /** A new BookKeeper client of this cluster; closed by {@link #afterAll}. */

@@ -138,14 +138,15 @@ class WalCommitCoalescingTest {
     }
 
     /**
-     * Group commit with the idle cut on (the default) and a 20 s flush delay that never fires here: the first
-     * append finds the WAL idle and is written at once; the appends arriving while its commit is held share one
-     * batch, written the moment that commit finishes.
+     * Group commit with the idle cut on and one batch at a time ({@code flushBelowBatches} 1), a 20 s flush delay
+     * that never fires here: the first append finds the WAL idle and is written at once; the appends arriving while
+     * its commit is held share one batch, written the moment that commit finishes.
      */
     @Test
     void groupCommit_anIdleWalWritesAtOnce_aBusyOneCollectsUntilItDrains() {
         WalWriter grouping = new WalWriter(bk, writerMetadata.streams(), metadata.slices(),
-                WAL.withFlush(1 << 20, Duration.ofSeconds(20)).withFlushWhenIdle(true), "broker-g", scheduler,
+                WAL.withFlush(1 << 20, Duration.ofSeconds(20)).withFlushWhenIdle(true).withFlushBelowBatches(1),
+                "broker-g", scheduler,
                 Clock.systemUTC(), WalObserver.NONE);
         try {
             StreamId xId = await(metadata.catalog().openStream("gx")).streamId();
@@ -179,6 +180,49 @@ class WalCommitCoalescingTest {
             long collected = xs.get(2).entryId();
             assertThat(xs.stream().map(WalSectionRef::entryId)).containsExactly(collected - 2, collected - 1, collected);
             assertThat(ys).singleElement().satisfies(r -> assertThat(r.entryId()).isEqualTo(collected));
+        } finally {
+            grouping.close();
+        }
+    }
+
+    /**
+     * With batches allowed to overlap ({@code flushBelowBatches} 3, the default) they still do not while a commit
+     * runs: the appends arriving while the first batch's commit is held collect in one batch, as with one batch at a
+     * time (overlapping while they wait for BookKeeper: {@code WalBatchOverlapTest}).
+     */
+    @Test
+    void groupCommit_batchesDoNotOverlapWhileACommitRuns() throws InterruptedException {
+        WalWriter grouping = new WalWriter(bk, writerMetadata.streams(), metadata.slices(),
+                WAL.withFlush(1 << 20, Duration.ofSeconds(20)).withFlushWhenIdle(true).withFlushBelowBatches(3),
+                "broker-o", scheduler, Clock.systemUTC(), WalObserver.NONE);
+        try {
+            StreamId xId = await(metadata.catalog().openStream("ox")).streamId();
+            StreamId yId = await(metadata.catalog().openStream("oy")).streamId();
+            long ex = await(metadata.streams().acquireWriter(xId, "broker-o")).writerEpoch();
+            long ey = await(metadata.streams().acquireWriter(yId, "broker-o")).writerEpoch();
+            await(grouping.append(xId, ex, 0, List.of(new AppendEntry(filled(10, 'a'), 1)), () -> true));
+            CompletableFuture<Void> held = new CompletableFuture<>();
+            entered.set(held);
+            CompletableFuture<StreamHead> first = grouping.append(xId, ex, 1,
+                    List.of(new AppendEntry(filled(10, 'b'), 1)), () -> true);
+            await(held);
+            List<CompletableFuture<StreamHead>> during = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                // apart, so that each append's batch has started (and could have been cut) before the next comes
+                during.add(grouping.append(xId, ex, 2 + i, List.of(new AppendEntry(filled(10, 'c'), 1)), () -> true));
+                Thread.sleep(50);
+                during.add(grouping.append(yId, ey, i, List.of(new AppendEntry(filled(10, 'd'), 1)), () -> true));
+                Thread.sleep(50);
+            }
+            assertThat(during).noneMatch(CompletableFuture::isDone);
+            gate.complete(null);
+
+            assertThat(await(first).committedEnd()).isEqualTo(2);
+            assertThat(during.stream().map(f -> await(f).committedEnd())).containsExactly(5L, 3L, 5L, 3L, 5L, 3L);
+            List<WalSectionRef> xs = sections(xId);
+            long collected = xs.get(2).entryId();
+            assertThat(xs.stream().map(WalSectionRef::entryId)).containsExactly(collected - 2, collected - 1, collected);
+            assertThat(sections(yId)).singleElement().satisfies(r -> assertThat(r.entryId()).isEqualTo(collected));
         } finally {
             grouping.close();
         }

@@ -31,6 +31,7 @@ import static io.nereus.pulsar.config.NereusConfigKeys.WAL_COMMIT_MAX_BATCHES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_ENSEMBLE_SIZE;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_DELAY_MICROS;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_BELOW_BATCHES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_WHEN_IDLE;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_BATCH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_IN_FLIGHT_BATCHES;
@@ -134,6 +135,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
 
         long flushDelayMicros = get(WAL_FLUSH_DELAY_MICROS, raw, conf).value();
         int maxInFlight = get(WAL_MAX_IN_FLIGHT_BATCHES, raw, conf).value();
+        int flushBelowBatches = get(WAL_FLUSH_BELOW_BATCHES, raw, conf).value();
         long sliceMaxBytes = get(WAL_SLICE_MAX_BYTES, raw, conf).value();
         long sliceMaxAgeSeconds = get(WAL_SLICE_MAX_AGE_SECONDS, raw, conf).value();
         int commitMaxBatches = get(WAL_COMMIT_MAX_BATCHES, raw, conf).value();
@@ -151,7 +153,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
                     maxBatchBytes.value(), maxInFlight, sliceMaxBytes, Duration.ofSeconds(sliceMaxAgeSeconds),
                     ensemble.value(), write.value(), ack.value(), new byte[0], commitMaxBatches, commitMaxAppends,
                     Duration.ofSeconds(writerLeaseSeconds), Duration.ofSeconds(recoveryIntervalSeconds),
-                    get(WAL_FLUSH_WHEN_IDLE, raw, conf).value());
+                    get(WAL_FLUSH_WHEN_IDLE, raw, conf).value(), flushBelowBatches);
             MaterializerConfig materializer = new MaterializerConfig(get(MATERIALIZER_ENABLED, raw, conf).value(),
                     get(OBJECT_TARGET_BYTES, raw, conf).value(), get(OBJECT_BLOCK_BYTES, raw, conf).value(),
                     Duration.ofSeconds(get(MATERIALIZER_INTERVAL_SECONDS, raw, conf).value()),

@@ -86,15 +86,22 @@ public final class NereusConfigKeys {
     public static final ConfigKey<Long> WAL_FLUSH_DELAY_MICROS = longKey("nereusWalFlushDelayMicros",
             WAL.flushDelay().toNanos() / 1_000, "0 to " + MAX_MICROS, v -> v >= 0 && v <= MAX_MICROS,
             "While the WAL is busy, a non-empty WAL batch is sealed this many microseconds after its first entry "
-                    + "(unless it filled first); a batch whose first entry finds nothing being written or committed is "
-                    + "sealed at once, and one that filled while the WAL was busy the moment it drains.");
+                    + "(unless it filled first); see nereusWalFlushWhenIdle for the batches sealed at once.");
 
     public static final ConfigKey<Boolean> WAL_FLUSH_WHEN_IDLE = new ConfigKey<>("nereusWalFlushWhenIdle",
             ConfigType.BOOLEAN, c -> WAL.flushWhenIdle(), Boolean.toString(WAL.flushWhenIdle()), "true or false",
             v -> true,
-            "Group commit: a WAL batch is sealed at once when its first entry finds nothing being written or "
-                    + "committed, and when the WAL drains. false: every batch waits for nereusWalFlushBytes or "
-                    + "nereusWalFlushDelayMicros (fewer, larger BookKeeper entries under light load, higher latency).");
+            "Group commit: a WAL batch is sealed at once when its first entry finds fewer than "
+                    + "nereusWalFlushBelowBatches batches being written or committed, and the moment their number "
+                    + "drops below it. false: every batch waits for nereusWalFlushBytes or nereusWalFlushDelayMicros "
+                    + "(fewer, larger BookKeeper entries under light load, higher latency).");
+
+    public static final ConfigKey<Integer> WAL_FLUSH_BELOW_BATCHES = intKey("nereusWalFlushBelowBatches",
+            WAL.flushBelowBatches(), "> 0", v -> v > 0,
+            "With nereusWalFlushWhenIdle, the number of WAL batches being written or committed below which a batch "
+                    + "is sealed at once. 1: only when the WAL is idle, so every entry that finds it busy also waits "
+                    + "for the batch before it to commit; more lets that many batches overlap, so under light load an "
+                    + "entry waits for its own BookKeeper write and commit only (more, smaller BookKeeper entries).");
 
     /** Room above the broker's maxMessageSize for what the broker adds to a message (its entry metadata). */
     public static final int ENTRY_ALLOWANCE_BYTES = 1024;
@@ -299,6 +306,7 @@ public final class NereusConfigKeys {
     static final List<ConfigKey<?>> ALL = List.of(FDB_CLUSTER_FILE, EMBEDDED_FDB_DIR,
             EMBEDDED_FDB_SYNC_INTERVAL_MILLIS, METADATA_ROOT,
             WAL_ENSEMBLE_SIZE, WAL_WRITE_QUORUM, WAL_ACK_QUORUM, WAL_FLUSH_BYTES, WAL_FLUSH_DELAY_MICROS, WAL_FLUSH_WHEN_IDLE,
+            WAL_FLUSH_BELOW_BATCHES,
             WAL_MAX_BATCH_BYTES, WAL_MAX_IN_FLIGHT_BATCHES, WAL_SLICE_MAX_BYTES, WAL_SLICE_MAX_AGE_SECONDS,
             WAL_COMMIT_MAX_BATCHES, WAL_COMMIT_MAX_APPENDS, WAL_WRITER_LEASE_SECONDS, WAL_RECOVERY_INTERVAL_SECONDS,
             TAIL_CACHE_BYTES, READ_CACHED_BATCHES, READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES, OBJECT_STORE_TYPE,

@@ -128,6 +128,7 @@ class NereusConfigTest {
                         Duration.ofNanos(500_000)),
                 parsed("nereusWalFlushDelayMicros", "0", c -> c.storage().wal().flushDelay(), Duration.ZERO),
                 parsed("nereusWalFlushWhenIdle", "false", c -> c.storage().wal().flushWhenIdle(), false),
+                parsed("nereusWalFlushBelowBatches", "1", c -> c.storage().wal().flushBelowBatches(), 1),
                 parsed("nereusWalMaxBatchBytes", "5246976", c -> c.storage().wal().maxBatchBytes(), 5246976),
                 parsed("nereusWalMaxInFlightBatches", "3", c -> c.storage().wal().maxInFlightBatches(), 3),
                 parsed("nereusWalSliceMaxBytes", "10737418240", c -> c.storage().wal().sliceMaxBytes(),
@@ -339,6 +340,7 @@ class NereusConfigTest {
         return Stream.of(
                 Arguments.of("nereusWalFlushBytes", "-1", "nereusWalFlushBytes=-1: must be > 0 and <= nereusWalMaxBatchBytes"),
                 Arguments.of("nereusWalFlushBytes", "0", "nereusWalFlushBytes=0: must be > 0"),
+                Arguments.of("nereusWalFlushBelowBatches", "0", "nereusWalFlushBelowBatches=0: must be > 0"),
                 Arguments.of("nereusWalFlushBytes", "abc",
                         "nereusWalFlushBytes=abc: must be a whole number from -2147483648 to 2147483647, > 0"),
                 Arguments.of("nereusWalFlushBytes", "2147483648", "nereusWalFlushBytes=2147483648: must be a whole number"),
@@ -504,7 +506,7 @@ class NereusConfigTest {
         List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
 
         assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
-        assertThat(names).hasSize(42);
+        assertThat(names).hasSize(43);
         assertThat(NereusConfig.keys()).allSatisfy(k -> {
             assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
             assertThat(k.allowed()).as(k.name()).isNotBlank();
