@@ -70,7 +70,7 @@ public final class BookKeeperCluster implements BookKeeperClients, BeforeAllCall
             bookie.setAllocatorPoolingPolicy(PoolingPolicy.UnpooledHeap);
             bookie.setProperty("dbStorage_writeCacheMaxSizeMb", 4);
             bookie.setProperty("dbStorage_readAheadCacheMaxSizeMb", 4);
-            bookie.setListeningInterface(loopbackInterface());
+            bookie.setListeningInterface(MultiBookieCluster.loopbackInterface());
             bookie.setAllowLoopback(true);
             bookie.setJournalWriteData(true);
             bookie.setJournalFlushWhenQueueEmpty(false);
@@ -79,15 +79,6 @@ public final class BookKeeperCluster implements BookKeeperClients, BeforeAllCall
             conf.baseServerConfiguration(bookie);
         }
         cluster = conf.build();
-    }
-
-    private static String loopbackInterface() throws java.net.SocketException {
-        for (java.net.NetworkInterface i : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
-            if (i.isLoopback()) {
-                return i.getName();
-            }
-        }
-        throw new IllegalStateException("no loopback interface");
     }
 
     /** A new BookKeeper client of this cluster; closed by {@link #afterAll}. */

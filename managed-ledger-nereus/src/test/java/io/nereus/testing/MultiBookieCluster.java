@@ -103,7 +103,8 @@ public final class MultiBookieCluster implements BookKeeperClients, BeforeAllCal
         return conf;
     }
 
-    private static String loopbackInterface() throws SocketException {
+    /** The name of the host's loopback interface, which a test bookie listens on. */
+    static String loopbackInterface() throws SocketException {
         for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
             if (nif.isLoopback()) {
                 return nif.getName();
