@@ -88,8 +88,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Bounds: one step at a time per instance (one slice, one merge or one offload), whose objects are published up
  * to {@value #PUBLISHING_AT_ONCE} at once; at most two objects' payload of entries waiting in memory and two being
- * written (the entries of a slice's streams that do not fit wait in a local {@link SliceSpill} file, see
- * {@link #copySlice}: every slice is read from BookKeeper once); the bytes it reads from WAL slices and the bytes it
+ * written, in pooled direct memory (each entry is copied once, into the blocks of the object it goes to; the entries
+ * of a slice's streams that do not fit wait in a local {@link SliceSpill} file, see {@link #copySlice}: every slice
+ * is read from BookKeeper once); the bytes it reads from WAL slices and the bytes it
  * writes as objects are each paced to {@link MaterializerConfig#maxBytesPerSecond} (unpaced reads at the bookie's
  * full speed slowed appends' journal writes). State is confined to the
  * materializer's own thread ({@code nereus-materializer-<writerId>}, a scheduler of the {@link EngineRuntime} it is
