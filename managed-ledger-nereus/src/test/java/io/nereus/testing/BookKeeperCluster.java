@@ -7,7 +7,6 @@ import java.util.UUID;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.ClientConfigurations;
 import org.apache.bookkeeper.common.allocator.LeakDetectionPolicy;
-import org.apache.bookkeeper.common.allocator.PoolingPolicy;
 import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.bookkeeper.conf.ServerConfiguration;
 import org.apache.pulsar.metadata.bookkeeper.BKCluster;
@@ -57,22 +56,11 @@ public final class BookKeeperCluster implements BookKeeperClients, BeforeAllCall
                 .metadataServiceUri("memory:nereus-" + UUID.randomUUID())
                 .numBookies(1);
         if (journalGroupMillis > 0) {
-            // BKCluster's own base configuration (which it uses only when given none), with the journal grouping
-            ServerConfiguration bookie = new ServerConfiguration();
+            // the settings BKCluster's own base has (it uses that only when given none), and the journal grouping
+            ServerConfiguration bookie = MultiBookieCluster.smallLoopbackBookie();
             bookie.setTLSEnabledProtocols("TLSv1.2,TLSv1.1");
             bookie.setBookiePort(0);
-            bookie.setJournalFormatVersionToWrite(5);
             bookie.setAllowEphemeralPorts(true);
-            bookie.setProperty("journalPreAllocSizeMB", 1);
-            bookie.setGcWaitTime(1000L);
-            bookie.setDiskUsageThreshold(0.999F);
-            bookie.setDiskUsageWarnThreshold(0.99F);
-            bookie.setAllocatorPoolingPolicy(PoolingPolicy.UnpooledHeap);
-            bookie.setProperty("dbStorage_writeCacheMaxSizeMb", 4);
-            bookie.setProperty("dbStorage_readAheadCacheMaxSizeMb", 4);
-            bookie.setListeningInterface(MultiBookieCluster.loopbackInterface());
-            bookie.setAllowLoopback(true);
-            bookie.setJournalWriteData(true);
             bookie.setJournalFlushWhenQueueEmpty(false);
             bookie.setJournalMaxGroupWaitMSec(journalGroupMillis);
             bookie.setJournalSyncData(false);

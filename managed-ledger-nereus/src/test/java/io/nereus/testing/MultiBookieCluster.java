@@ -79,20 +79,29 @@ public final class MultiBookieCluster implements BookKeeperClients, BeforeAllCal
 
     private ServerConfiguration serverConfiguration(int index) throws IOException {
         Path dir = Files.createDirectories(dataDir.resolve("bookie-" + index));
-        ServerConfiguration conf = new ServerConfiguration();
+        ServerConfiguration conf = smallLoopbackBookie();
         conf.setProperty(AbstractMetadataDriver.METADATA_STORE_INSTANCE, metadata.getStore());
         conf.setMetadataServiceUri(metadataServiceUri);
         conf.setBookiePort(PortManager.nextFreePort());
         conf.setAllowEphemeralPorts(false);
-        conf.setListeningInterface(loopbackInterface());
-        conf.setAllowLoopback(true);
         conf.setJournalDirName(dir.toString());
         conf.setLedgerDirNames(new String[] {dir.toString()});
         conf.setLedgerStorageClass(DbLedgerStorage.class.getName());
-        conf.setJournalWriteData(true);
         conf.setJournalFlushWhenQueueEmpty(true);
-        conf.setJournalFormatVersionToWrite(5);
         conf.setJournalRemovePagesFromCache(false);
+        return conf;
+    }
+
+    /**
+     * What a test bookie shares with the others: listening on loopback, entry data in the journal, a small journal
+     * preallocation and caches, heap buffers, disk thresholds a test machine does not reach (BKCluster's defaults).
+     */
+    static ServerConfiguration smallLoopbackBookie() throws SocketException {
+        ServerConfiguration conf = new ServerConfiguration();
+        conf.setListeningInterface(loopbackInterface());
+        conf.setAllowLoopback(true);
+        conf.setJournalWriteData(true);
+        conf.setJournalFormatVersionToWrite(5);
         conf.setProperty("journalPreAllocSizeMB", 1);
         conf.setGcWaitTime(1000L);
         conf.setDiskUsageThreshold(0.999F);
@@ -103,8 +112,7 @@ public final class MultiBookieCluster implements BookKeeperClients, BeforeAllCal
         return conf;
     }
 
-    /** The name of the host's loopback interface, which a test bookie listens on. */
-    static String loopbackInterface() throws SocketException {
+    private static String loopbackInterface() throws SocketException {
         for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
             if (nif.isLoopback()) {
                 return nif.getName();
