@@ -1,7 +1,6 @@
 package io.nereus.metadata;
 
-import com.apple.foundationdb.subspace.Subspace;
-import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.directory.DirectoryLayer;
 import io.nereus.fdb.embedded.EmbeddedFdb;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,9 +41,14 @@ public final class MetadataBenchmark {
         lookups(8, seconds, true);
     }
 
+    /**
+     * The store under a DirectoryLayer directory, as the broker opens it: its keys start with the directory's
+     * short prefix, not with a packed tuple of names.
+     */
     private static MetadataStore open(EmbeddedFdb db) throws Exception {
-        NereusKeyspace ks = new NereusKeyspace(new Subspace(Tuple.from("nereus", "bench")));
-        return MetadataStore.open(db, ks, db.getExecutor()).get(30, TimeUnit.SECONDS);
+        return DirectoryLayer.getDefault().createOrOpen(db, List.of("nereus", "bench"))
+                .thenCompose(root -> MetadataStore.open(db, new NereusKeyspace(root), db.getExecutor()))
+                .get(30, TimeUnit.SECONDS);
     }
 
     /**

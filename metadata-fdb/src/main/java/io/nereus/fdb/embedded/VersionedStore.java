@@ -140,7 +140,8 @@ final class VersionedStore {
         volatile Chain chain;
         /**
          * The newest commit version whose write conflict ranges covered exactly this key (a point write that mutated
-         * it); commit critical section only. See {@link #recordPointWrite}.
+         * it); commit critical section only, which sets it as it applies a single-key mutation or, for a conflict
+         * range added by hand, in {@link #recordPointWrite}.
          */
         long conflictVersion;
 
@@ -190,7 +191,7 @@ final class VersionedStore {
     }
 
     /** Ordered index for range reads and key selectors; readers see what {@link #publish} made visible. */
-    private final OrderedIndex<Slot> ordered = new OrderedIndex<>();
+    private final OrderedIndex<Slot> ordered = new OrderedIndex<>(s -> !s.removed());
     /** Hash index for point reads and writes. */
     private final SlotTable byKey = new SlotTable();
     private final ArrayDeque<Touched> pruneQueue = new ArrayDeque<>();
@@ -211,7 +212,8 @@ final class VersionedStore {
         return s == null ? null : s.latest();
     }
 
-    void set(long version, byte[] key, byte[] value) {
+    /** Sets {@code key} to {@code value} ({@code null}: a deletion) at {@code version}; returns its slot. */
+    Slot set(long version, byte[] key, byte[] value) {
         int hash = Bytes.hash(key);
         Slot s = byKey.get(key, hash);
         if (s == null) {
@@ -223,9 +225,23 @@ final class VersionedStore {
                 // a lone value never needs pruning (pruning keeps the newest entry); a lone deletion leaves the store
                 pruneQueue.addLast(new Touched(version, created));
             }
-        } else {
-            write(version, s, value);
+            return created;
         }
+        write(version, s, value);
+        return s;
+    }
+
+    /**
+     * Clears the one key {@code key} at {@code version}; returns its slot when that wrote a deletion, {@code null}
+     * when the key held no value (absent, deleted already, or removed).
+     */
+    Slot clearKey(long version, byte[] key) {
+        Slot s = byKey.get(key, Bytes.hash(key));
+        if (s != null && !s.removed() && s.latest() != null) {
+            write(version, s, null);
+            return s;
+        }
+        return null;
     }
 
     /**
@@ -234,10 +250,7 @@ final class VersionedStore {
      */
     void clearRange(long version, byte[] begin, byte[] end) {
         if (Bytes.isKeyAfter(begin, end)) {
-            Slot s = byKey.get(begin, Bytes.hash(begin));
-            if (s != null && !s.removed() && s.latest() != null) {
-                write(version, s, null);
-            }
+            clearKey(version, begin);
             return;
         }
         if (Bytes.compare(begin, end) >= 0) {
@@ -299,8 +312,8 @@ final class VersionedStore {
 
     private void remove(Slot s, int entries) {
         byKey.remove(s);
-        ordered.remove(s.key, s);
-        s.chain = REMOVED;
+        s.chain = REMOVED; // before the index counts it dead: a rebuild it starts leaves out what is removed
+        ordered.retire();
         versionEntries -= entries;
     }
 
