@@ -21,6 +21,8 @@ import java.util.TreeMap;
 final class ConflictHistory {
     private final TreeMap<byte[], Long> steps = new TreeMap<>(Bytes.ORDER);
     private int sizeAfterLastPrune = 1;
+    /** The newest version recorded (an upper bound of every step); 0 while nothing is. */
+    private long newest;
 
     ConflictHistory() {
         steps.put(Bytes.EMPTY, 0L);
@@ -28,6 +30,11 @@ final class ConflictHistory {
 
     /** Whether a write committed after {@code readVersion} touched any of {@code reads}. */
     boolean conflicts(List<KeyRange> reads, long readVersion) {
+        if (newest <= readVersion) {
+            // nothing recorded since the read version: the usual case, where commits write single keys the store
+            // remembers and ranges are recorded only now and then
+            return false;
+        }
         for (KeyRange r : reads) {
             if (r.isEmpty()) {
                 continue;
@@ -51,6 +58,7 @@ final class ConflictHistory {
 
     /** Records the write conflict ranges of the commit at {@code version}, which exceeds every earlier one. */
     void record(List<KeyRange> writes, long version) {
+        newest = version;
         for (KeyRange w : writes) {
             if (w.isEmpty()) {
                 continue;

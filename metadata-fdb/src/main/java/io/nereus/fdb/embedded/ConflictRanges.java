@@ -26,7 +26,12 @@ final class ConflictRanges {
     private final WriteMap writes;
     private final TransactionSettings settings;
     private final List<KeyRange> reads = new ArrayList<>();
+    /** The keys of the single-key mutations whose conflict ranges were kept: each is exactly that key. */
+    private final List<byte[]> keyWrites = new ArrayList<>();
+    /** Every other write conflict range: range clears, versionstamped keys' possible ranges, ranges added by hand. */
     private final List<KeyRange> writeRanges = new ArrayList<>();
+    /** Whether option 30 dropped the conflict range of a single-key mutation. */
+    private boolean keyWriteSkipped;
     private long approximateSize;
 
     ConflictRanges(WriteMap writes, TransactionSettings settings) {
@@ -42,7 +47,24 @@ final class ConflictRanges {
         }
     }
 
-    /** Records the conflict range of a write, unless option 30 asked to skip the next one (it is then reset). */
+    /**
+     * Records the conflict range of a mutation of the single key {@code key} (a set, a clear of one key, an atomic
+     * operation, a versionstamped value), unless option 30 asked to skip the next one (it is then reset).
+     */
+    void addKeyWrite(byte[] key) {
+        if (settings.nextWriteNoWriteConflict) {
+            settings.nextWriteNoWriteConflict = false;
+            keyWriteSkipped = true;
+            return;
+        }
+        keyWrites.add(key);
+        approximateSize += 2L * key.length + 1; // the range [key, key + 0x00)
+    }
+
+    /**
+     * Records the conflict range of a write of a range (a range clear, a versionstamped key's possible keys), unless
+     * option 30 asked to skip the next one (it is then reset).
+     */
     void addWrite(KeyRange range) {
         if (settings.nextWriteNoWriteConflict) {
             settings.nextWriteNoWriteConflict = false;
@@ -71,11 +93,26 @@ final class ConflictRanges {
         return reads;
     }
 
+    /** The keys of {@link #addKeyWrite}, each its own conflict range. */
+    List<byte[]> keyWrites() {
+        return keyWrites;
+    }
+
+    /** Every other write conflict range. */
     List<KeyRange> writes() {
         return writeRanges;
     }
 
+    /**
+     * Whether every single-key mutation kept its conflict range: then the keys of {@link #keyWrites} are exactly
+     * the keys of the write map's single-key entries, together with keys a later range clear took over (and whose
+     * conflict its range covers), and the commit may record them as it applies those entries.
+     */
+    boolean everyKeyWriteKept() {
+        return !keyWriteSkipped;
+    }
+
     boolean hasWrites() {
-        return !writeRanges.isEmpty();
+        return !keyWrites.isEmpty() || !writeRanges.isEmpty();
     }
 }

@@ -57,8 +57,13 @@ final class EmbeddedEngine {
         CompletableFuture<Void> append(LogRecord record);
     }
 
-    record CommitRequest(long readVersion, List<KeyRange> reads, List<KeyRange> writes, WriteMap writeMap,
-                         BooleanSupplier abandoned) {
+    /**
+     * A transaction's commit: its reads' conflict ranges, its write conflict ranges (the keys of its single-key
+     * mutations, {@code keyWrites}, and every other range, {@code rangeWrites}), whether every single-key mutation
+     * kept its conflict range ({@link ConflictRanges#everyKeyWriteKept}), and its writes.
+     */
+    record CommitRequest(long readVersion, List<KeyRange> reads, List<byte[]> keyWrites, List<KeyRange> rangeWrites,
+                         boolean everyKeyWriteKept, WriteMap writeMap, BooleanSupplier abandoned) {
     }
 
     private final Clock clock;
@@ -95,7 +100,7 @@ final class EmbeddedEngine {
     }
 
     void applyRecovered(LogRecord record) {
-        apply(record.version(), record.effects());
+        apply(record.version(), record.effects(), 0, 0);
         lastCommitVersion = Math.max(lastCommitVersion, record.version());
     }
 
@@ -278,9 +283,22 @@ final class EmbeddedEngine {
             if (readVersion < historyCutoff || conflicts(request.reads(), readVersion)) {
                 throw new EmbeddedFdbException(FdbErrors.NOT_COMMITTED);
             }
-            effects = request.writeMap().effects(store::latest, versionstamp(version));
-            apply(version, effects);
-            recordWrites(request.writes(), version);
+            WriteMap writeMap = request.writeMap();
+            effects = writeMap.effects(store::latest, versionstamp(version));
+            if (request.everyKeyWriteKept()) {
+                // the single-key entries are the keys of the key writes (but those a range clear took over, whose
+                // range records them): record each as it is applied instead of finding its slot again
+                List<KeyRange> notWritten = apply(version, effects, writeMap.firstKeyEffect(),
+                        writeMap.endOfKeyEffects());
+                recordWrites(request.rangeWrites(), notWritten, version);
+            } else {
+                apply(version, effects, 0, 0);
+                List<KeyRange> keys = new ArrayList<>(request.keyWrites().size());
+                for (byte[] k : request.keyWrites()) {
+                    keys.add(KeyRange.single(k));
+                }
+                recordWrites(request.rangeWrites(), keys, version);
+            }
             lastCommitVersion = version;
             prune(version);
             // range reads publish the keys written here before they read (publishForRangeReads)
@@ -339,9 +357,13 @@ final class EmbeddedEngine {
      * Remembers the write conflict ranges of the commit at {@code version}: a point range of a key the commit
      * mutated in the key's slot of the store (a hash lookup), every other range in the conflict history.
      */
-    private void recordWrites(List<KeyRange> writes, long version) {
+    /**
+     * Records write conflict ranges not yet recorded: a single key the commit mutated in its slot
+     * ({@link VersionedStore#recordPointWrite}), anything else in the {@link ConflictHistory}.
+     */
+    private void recordWrites(List<KeyRange> writes, List<KeyRange> moreWrites, long version) {
         List<KeyRange> ranges = null;
-        for (KeyRange w : writes) {
+        for (KeyRange w : moreWrites.isEmpty() ? writes : concat(writes, moreWrites)) {
             if (w.isPoint() && store.recordPointWrite(w.begin(), version)) {
                 continue;
             }
@@ -355,14 +377,44 @@ final class EmbeddedEngine {
         }
     }
 
-    private void apply(long version, List<Effect> effects) {
-        for (Effect e : effects) {
+    private static List<KeyRange> concat(List<KeyRange> a, List<KeyRange> b) {
+        List<KeyRange> all = new ArrayList<>(a.size() + b.size());
+        all.addAll(a);
+        all.addAll(b);
+        return all;
+    }
+
+    /**
+     * Applies {@code effects} at {@code version}. The effects in {@code [firstKey, endOfKeys)} are single-key
+     * entries whose key is a write conflict range of the commit: each one applied to its key's slot is recorded
+     * there as a point write; the ranges of those that changed nothing (a clear of a key without a value) are
+     * returned, for the conflict history.
+     */
+    private List<KeyRange> apply(long version, List<Effect> effects, int firstKey, int endOfKeys) {
+        List<KeyRange> notWritten = List.of();
+        for (int i = 0; i < effects.size(); i++) {
+            Effect e = effects.get(i);
+            boolean key = i >= firstKey && i < endOfKeys;
             if (e.kind() == Effect.SET) {
-                store.set(version, e.key(), e.value());
-            } else {
+                VersionedStore.Slot s = store.set(version, e.key(), e.value());
+                if (key) {
+                    s.conflictVersion = version;
+                }
+            } else if (!key) {
                 store.clearRange(version, e.key(), e.value());
+            } else {
+                VersionedStore.Slot s = store.clearKey(version, e.key());
+                if (s != null) {
+                    s.conflictVersion = version;
+                } else {
+                    if (notWritten.isEmpty()) {
+                        notWritten = new ArrayList<>();
+                    }
+                    notWritten.add(new KeyRange(e.key(), e.end()));
+                }
             }
         }
+        return notWritten;
     }
 
     private void prune(long version) {

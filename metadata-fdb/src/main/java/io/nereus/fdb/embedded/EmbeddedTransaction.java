@@ -304,7 +304,8 @@ final class EmbeddedTransaction extends EmbeddedReadTransaction implements Trans
                 request = null;
             } else {
                 request = new EmbeddedEngine.CommitRequest(reads.readVersionIfTaken(), conflicts.reads(),
-                        conflicts.writes(), writeMap, lifecycle::abandoned);
+                        conflicts.keyWrites(), conflicts.writes(), conflicts.everyKeyWriteKept(), writeMap,
+                        lifecycle::abandoned);
             }
             sizeLimit = settings.sizeLimit;
             size = conflicts.approximateSize();

@@ -37,7 +37,7 @@ final class TransactionWrites {
             throw new EmbeddedFdbException(FdbErrors.VALUE_TOO_LARGE);
         }
         writes.set(key, value);
-        conflicts.addWrite(KeyRange.single(key));
+        conflicts.addKeyWrite(key);
         conflicts.addMutationBytes(key.length + value.length);
         ownWrite(key);
     }
@@ -45,7 +45,7 @@ final class TransactionWrites {
     void clear(byte[] key) {
         KeyRules.checkWriteKey(key, false, settings);
         writes.clear(key);
-        conflicts.addWrite(KeyRange.single(key));
+        conflicts.addKeyWrite(key);
         conflicts.addMutationBytes(key.length);
         ownWrite(key);
     }
@@ -86,7 +86,7 @@ final class TransactionWrites {
                 byte[] template = Arrays.copyOf(param, param.length - 4);
                 KeyRules.checkValue(template);
                 writes.setVersionstampedValue(key, template, offset);
-                conflicts.addWrite(KeyRange.single(key));
+                conflicts.addKeyWrite(key);
                 conflicts.addMutationBytes(key.length + template.length);
                 ownWrite(key);
             }
@@ -94,7 +94,7 @@ final class TransactionWrites {
                 KeyRules.checkWriteKey(key, false, settings);
                 KeyRules.checkValue(param);
                 writes.mutate(type, key, param);
-                conflicts.addWrite(KeyRange.single(key));
+                conflicts.addKeyWrite(key);
                 conflicts.addMutationBytes(key.length + param.length);
                 ownWrite(key);
             }

@@ -314,6 +314,19 @@ final class WriteMap {
         return out;
     }
 
+    /**
+     * Where the single-key entries lie in {@link #effects}'s list: after the range clears, {@code [ranges, ranges +
+     * points)}; the start of that span.
+     */
+    int firstKeyEffect() {
+        return clears.size();
+    }
+
+    /** The end (exclusive) of the single-key entries' span in {@link #effects}'s list. */
+    int endOfKeyEffects() {
+        return clears.size() + points.size();
+    }
+
     private static byte[] placeStamp(byte[] template, int offset, byte[] versionstamp) {
         byte[] r = template.clone();
         System.arraycopy(versionstamp, 0, r, offset, versionstamp.length);

@@ -380,4 +380,54 @@ class ConflictConformanceTest extends ConformanceTestBase {
 
         assertFdbError(FdbErrors.NOT_COMMITTED, () -> commitUnrelatedWrite(reader));
     }
+
+    @Test
+    void commit_clearOfAbsentKey_stillConflictsWithItsReader() {
+        // the clear changes nothing stored, yet its write conflict range is the key's
+        Transaction reader = newTransaction();
+        assertThat(await(reader.get(k("absent")))).isNull();
+        try (Transaction clearer = db.createTransaction()) {
+            clearer.clear(k("absent"));
+            clearer.clear(k("also-absent"));
+            clearer.set(k("present"), utf8("1"));
+            await(clearer.commit());
+        }
+
+        assertFdbError(FdbErrors.NOT_COMMITTED, () -> commitUnrelatedWrite(reader));
+    }
+
+    @Test
+    void commit_keySetThenTakenOverByARangeClear_stillConflictsWithItsReader() {
+        put("q1", "stored");
+        Transaction reader = newTransaction();
+        assertThat(await(reader.get(k("q1")))).isEqualTo(utf8("stored"));
+        try (Transaction writer = db.createTransaction()) {
+            writer.set(k("q1"), utf8("set first"));
+            writer.clear(k("q0"), k("q2"));
+            await(writer.commit());
+        }
+
+        assertFdbError(FdbErrors.NOT_COMMITTED, () -> commitUnrelatedWrite(reader));
+        assertThat(get("q1")).isNull();
+    }
+
+    @Test
+    void commit_manyKeyWrites_eachConflictsWithItsOwnReaderOnly() {
+        Transaction readsWritten = newTransaction();
+        Transaction readsOther = newTransaction();
+        await(readsWritten.get(k("m17")));
+        await(readsOther.get(k("n")));
+        try (Transaction writer = db.createTransaction()) {
+            for (int i = 0; i < 40; i++) {
+                writer.set(k("m" + i), utf8("v" + i));
+            }
+            writer.clear(k("m3"));
+            await(writer.commit());
+        }
+
+        commitUnrelatedWrite(readsOther);
+        assertFdbError(FdbErrors.NOT_COMMITTED, () -> commitUnrelatedWrite(readsWritten));
+        assertThat(get("m3")).isNull();
+        assertThat(get("m39")).isEqualTo("v39");
+    }
 }

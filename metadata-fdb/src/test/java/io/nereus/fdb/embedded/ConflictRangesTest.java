@@ -58,12 +58,30 @@ class ConflictRangesTest {
     void addWrite_afterNextWriteNoWriteConflict_skipsOnlyTheNextWrite() {
         settings.nextWriteNoWriteConflict = true;
 
-        conflicts.addWrite(KeyRange.single(k("a")));
-        conflicts.addWrite(KeyRange.single(k("b")));
+        conflicts.addWrite(new KeyRange(k("a"), k("c")));
+        conflicts.addWrite(new KeyRange(k("d"), k("f")));
 
-        assertThat(names(conflicts.writes())).containsExactly("b..b\0");
+        assertThat(names(conflicts.writes())).containsExactly("d..f");
         assertThat(settings.nextWriteNoWriteConflict).isFalse();
-        assertThat(conflicts.approximateSize()).isEqualTo(3);
+        assertThat(conflicts.everyKeyWriteKept()).as("a range was skipped, not a key").isTrue();
+        assertThat(conflicts.approximateSize()).isEqualTo(2);
+    }
+
+    @Test
+    void addKeyWrite_afterNextWriteNoWriteConflict_skipsOnlyTheNextKey_andSaysSo() {
+        conflicts.addKeyWrite(k("a"));
+        assertThat(conflicts.everyKeyWriteKept()).isTrue();
+        settings.nextWriteNoWriteConflict = true;
+
+        conflicts.addKeyWrite(k("b"));
+        conflicts.addKeyWrite(k("c"));
+
+        assertThat(conflicts.keyWrites()).extracting(b -> new String(b, java.nio.charset.StandardCharsets.UTF_8))
+                .containsExactly("a", "c");
+        assertThat(conflicts.writes()).isEmpty();
+        assertThat(conflicts.hasWrites()).isTrue();
+        assertThat(conflicts.everyKeyWriteKept()).isFalse();
+        assertThat(conflicts.approximateSize()).as("each key counts as the range [key, key + 0x00)").isEqualTo(6);
     }
 
     @Test
