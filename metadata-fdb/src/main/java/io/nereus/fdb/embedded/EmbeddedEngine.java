@@ -354,12 +354,9 @@ final class EmbeddedEngine {
     }
 
     /**
-     * Remembers the write conflict ranges of the commit at {@code version}: a point range of a key the commit
-     * mutated in the key's slot of the store (a hash lookup), every other range in the conflict history.
-     */
-    /**
-     * Records write conflict ranges not yet recorded: a single key the commit mutated in its slot
-     * ({@link VersionedStore#recordPointWrite}), anything else in the {@link ConflictHistory}.
+     * Remembers the write conflict ranges of the commit at {@code version} that {@link #apply} did not: a point range
+     * of a key the commit mutated in the key's slot of the store ({@link VersionedStore#recordPointWrite}, a hash
+     * lookup), every other range in the conflict history.
      */
     private void recordWrites(List<KeyRange> writes, List<KeyRange> moreWrites, long version) {
         List<KeyRange> ranges = null;
