@@ -27,14 +27,15 @@ import java.util.Objects;
  *                            may recover (fence and seal) its open slices; renewed every third of it; at least 3 ms
  * @param recoveryInterval    how often this instance looks for slices abandoned by writers that are gone (and
  *                            recovers them); {@code > 0}
- * @param flushWhenIdle       seal a batch at once when its first entry finds fewer than {@code flushBelowBatches}
- *                            batches being written or committed, and the open batch the moment their number drops
- *                            below it (group commit); false: a batch waits for {@code flushBytes} or
- *                            {@code flushDelay} (fewer, larger BookKeeper entries under light load)
+ * @param flushWhenIdle       seal a batch at once when its first entry finds the WAL idle, or fewer than
+ *                            {@code flushBelowBatches} batches being written or committed and no commit running, and
+ *                            the open batch the moment that holds again (group commit); false: a batch waits for
+ *                            {@code flushBytes} or {@code flushDelay} (fewer, larger BookKeeper entries under light load)
  * @param flushBelowBatches   with {@code flushWhenIdle}, the number of batches being written or committed below which
- *                            a batch is sealed at once: 1, only when the WAL is idle (every entry of a busy WAL then
- *                            waits for the batch before it to commit); more lets that many batches overlap, so an
- *                            entry under light load waits for its own write and commit only
+ *                            a batch is sealed at once while no commit runs: 1, only when the WAL is idle (every entry
+ *                            of a busy WAL then waits for the batch before it to commit); more lets that many batches
+ *                            overlap while they wait for BookKeeper, so an entry under light load waits for its own
+ *                            write and commit only
  */
 public record WalConfig(
         int flushBytes,
@@ -99,7 +100,8 @@ public record WalConfig(
     }
 
     /**
-     * Defaults: 256 KiB or 2 ms per batch (at once while fewer than 3 batches are being written or committed), 4 MiB
+     * Defaults: 256 KiB or 2 ms per batch (at once while fewer than 3 batches are being written or committed and no
+     * commit runs), 4 MiB
      * batches, 8 in flight, 1 GiB or 1 h slices, quorums 2/2/2, up to 8 batches and 4,096 stream appends per metadata
      * commit, a 30 s writer lease, recovery every 10 s.
      */

@@ -150,10 +150,10 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
     }
 
     /**
-     * Open batch {@code number} got its first entry: when fewer than {@link WalConfig#flushBelowBatches} batches are
-     * being written or committed, it is cut at once (with one, when the pipeline is drained: nobody would fill the
-     * batch while it waits; with more, batches overlap, so under light load an entry waits for its own write and
-     * commit, not also for the batch before it). Returns whether its flush delay must be scheduled (it was not cut).
+     * Open batch {@code number} got its first entry: when there is {@link #roomToFlush room}, it is cut at once (a
+     * drained pipeline: nobody would fill the batch while it waits; fewer than {@link WalConfig#flushBelowBatches}
+     * batches unfinished and no commit running: batches overlap while they wait for BookKeeper, so under light load
+     * an entry waits for its own write and commit, not also for the batch before it). Returns whether its flush delay must be scheduled (it was not cut).
      */
     boolean batchStarted(long number) {
         takeCuts();

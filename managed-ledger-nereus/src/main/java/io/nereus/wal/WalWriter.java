@@ -30,10 +30,10 @@ import org.slf4j.LoggerFactory;
  * {@link io.nereus.metadata.StreamCommitStore#commit} transactions, strictly in batch order. An append's future completes only after that commit.
  *
  * <p>Cutting batches (group commit): an open batch is cut when its payload reaches {@link WalConfig#flushBytes},
- * at once when it gets its first entry while fewer than {@link WalConfig#flushBelowBatches} batches are being written
- * or committed (an idle WAL makes nobody wait; a few batches overlapping let an entry under light load wait for its
- * own write and commit only, not for the batch before it too), the moment their number drops below that if it filled
- * meanwhile, and otherwise once {@link WalConfig#flushDelay} has passed since its first entry and no batch waits for
+ * at once when it gets its first entry while the WAL is idle, or while fewer than {@link WalConfig#flushBelowBatches}
+ * batches are being written or committed and no commit runs (an idle WAL makes nobody wait; a few batches overlapping
+ * while they wait for BookKeeper let an entry under light load wait for its own write and commit only, not for the
+ * batch before it too), the moment that holds again if it filled meanwhile, and otherwise once {@link WalConfig#flushDelay} has passed since its first entry and no batch waits for
  * BookKeeper. So under light load an append is written at once, and under load a batch collects what arrives while
  * the batches before it are written and committed.
  *

@@ -91,17 +91,19 @@ public final class NereusConfigKeys {
     public static final ConfigKey<Boolean> WAL_FLUSH_WHEN_IDLE = new ConfigKey<>("nereusWalFlushWhenIdle",
             ConfigType.BOOLEAN, c -> WAL.flushWhenIdle(), Boolean.toString(WAL.flushWhenIdle()), "true or false",
             v -> true,
-            "Group commit: a WAL batch is sealed at once when its first entry finds fewer than "
-                    + "nereusWalFlushBelowBatches batches being written or committed, and the moment their number "
-                    + "drops below it. false: every batch waits for nereusWalFlushBytes or nereusWalFlushDelayMicros "
-                    + "(fewer, larger BookKeeper entries under light load, higher latency).");
+            "Group commit: a WAL batch is sealed at once when its first entry finds the WAL idle, or fewer "
+                    + "than nereusWalFlushBelowBatches batches being written or committed and no metadata commit "
+                    + "running, and the moment that holds again. false: every batch waits for nereusWalFlushBytes or "
+                    + "nereusWalFlushDelayMicros (fewer, larger BookKeeper entries under light load, higher latency).");
 
     public static final ConfigKey<Integer> WAL_FLUSH_BELOW_BATCHES = intKey("nereusWalFlushBelowBatches",
             WAL.flushBelowBatches(), "> 0", v -> v > 0,
-            "With nereusWalFlushWhenIdle, the number of WAL batches being written or committed below which a batch "
-                    + "is sealed at once. 1: only when the WAL is idle, so every entry that finds it busy also waits "
-                    + "for the batch before it to commit; more lets that many batches overlap, so under light load an "
-                    + "entry waits for its own BookKeeper write and commit only (more, smaller BookKeeper entries).");
+            "With nereusWalFlushWhenIdle, the number of WAL batches being written or committed below which a "
+                    + "batch is sealed at once while no metadata commit runs (an idle WAL seals it in any case). 1: "
+                    + "only when the WAL is idle, so every entry that finds it busy also waits for the batch before it "
+                    + "to commit; more lets that many batches overlap while they wait for BookKeeper, so under light "
+                    + "load an entry waits for its own BookKeeper write and commit only (more, smaller BookKeeper "
+                    + "entries).");
 
     /** Room above the broker's maxMessageSize for what the broker adds to a message (its entry metadata). */
     public static final int ENTRY_ALLOWANCE_BYTES = 1024;
