@@ -97,7 +97,7 @@ final class OrderedIndex<V> {
     }
 
     /** Dead nodes the working tree may hold before it is rebuilt, whatever its size. */
-    static final int MIN_DEAD_BEFORE_REBUILD = 1_024;
+    private static final int MIN_DEAD_BEFORE_REBUILD = 1_024;
 
     private final Predicate<? super V> live;
     private volatile Node<V> working;
