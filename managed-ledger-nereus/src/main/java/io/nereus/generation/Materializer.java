@@ -441,30 +441,6 @@ public final class Materializer implements AutoCloseable {
     // ---- one slice ----
 
     /**
-     * A section of a generation-0 record to copy: its stream, the record, the section and whether it is the record's
-     * last (a record of one append has one section; of a run, several, in entry order).
-     */
-    private record Need(StreamId stream, IndexRecord record, WalSectionRef section, boolean last) {
-        boolean first() {
-            return section.range().start() == record.range().start();
-        }
-
-        /** The record's bytes, counted once: with its last section. */
-        long bytes() {
-            return last ? record.bytes() : 0;
-        }
-
-        static List<Need> of(StreamId stream, IndexRecord record) {
-            List<WalSectionRef> sections = record.walSections();
-            List<Need> out = new ArrayList<>(sections.size());
-            for (int i = 0; i < sections.size(); i++) {
-                out.add(new Need(stream, record, sections.get(i), i == sections.size() - 1));
-            }
-            return out;
-        }
-    }
-
-    /**
      * One stream's consecutive entries read so far, with the records they came from; only whole records count (the
      * sections read so far of a run not yet read to its end are kept apart, and dropped when the run breaks off). The
      * entries are copied as they are read, once: in memory into the object being written ({@link #object}, pooled
@@ -476,9 +452,9 @@ public final class Materializer implements AutoCloseable {
         /** Where whole records' entries go, when not in {@link #object}; null: in memory. */
         final SliceSpill spill;
         final List<IndexRecord> sources = new ArrayList<>();
-        final List<SliceSpill.Extent> spilled = new ArrayList<>();
+        final SliceSpill.Extents spilled = new SliceSpill.Extents();
         /** Extents of the record being read, spilled already, counted once the record is whole. */
-        final List<SliceSpill.Extent> pendingExtents = new ArrayList<>();
+        final SliceSpill.Extents pendingExtents = new SliceSpill.Extents();
         /** The object its entries go to: from the start in memory, when it is published for a spilled stream. */
         StreamObjectWriter.Builder object;
         /** Entries of {@link #object} that are whole records'. */
@@ -548,8 +524,8 @@ public final class Materializer implements AutoCloseable {
                 return object;
             }
             object = encoder.builder(stream, ReadView.COMMITTED, ALLOC);
-            for (SliceSpill.Extent x : spilled) {
-                spill.read(x, object::add);
+            for (int i = 0; i < spilled.size(); i++) {
+                spill.read(spilled.get(i), object::add);
             }
             return object;
         }
@@ -558,18 +534,19 @@ public final class Materializer implements AutoCloseable {
          * Adds the entries (read, not released) of one section of a generation-0 record; once its last section is in,
          * the record. False (and nothing added) when the section does not follow the part of the record read so far.
          */
-        boolean addSection(Need n, List<StreamEntry> read, long now) {
-            long expected = n.first() ? n.record().range().start() : pendingEnd;
-            if (n.section().range().start() != expected) {
+        boolean addSection(IndexRecord record, WalSectionRef section, boolean first, boolean last,
+                List<StreamEntry> read, long now) {
+            long expected = first ? record.range().start() : pendingEnd;
+            if (section.range().start() != expected) {
                 return false;
             }
-            if (n.first()) {
+            if (first) {
                 dropPending();
             }
             copy(read);
-            pendingEnd = n.section().range().end();
-            if (n.last()) {
-                whole(n.record(), now);
+            pendingEnd = section.range().end();
+            if (last) {
+                whole(record, now);
                 pendingEnd = -1;
             }
             return true;
@@ -603,7 +580,7 @@ public final class Materializer implements AutoCloseable {
      */
     CompletableFuture<Boolean> materializeSlice(long sliceId, Optional<StreamId> only, long upTo) {
         return slices.ranges(sliceId).thenCompose(ranges -> {
-            List<CompletableFuture<List<Need>>> plans = new ArrayList<>();
+            List<CompletableFuture<List<IndexRecord>>> plans = new ArrayList<>();
             for (Map.Entry<StreamId, OffsetRange> e : ranges.entrySet()) {
                 if (only.isEmpty() || only.get().equals(e.getKey())) {
                     plans.add(needs(sliceId, e.getKey(), e.getValue(), upTo));
@@ -623,20 +600,21 @@ public final class Materializer implements AutoCloseable {
      * for a 1 GiB slice of 1,000 streams); the spill reads it once whatever the number of streams, and a slice of one
      * large stream needs no spill at all.
      */
-    private CompletableFuture<Boolean> copySlice(long sliceId, List<List<Need>> perStream) {
-        TreeMap<Long, List<Need>> byEntry = new TreeMap<>();
+    private CompletableFuture<Boolean> copySlice(long sliceId, List<List<IndexRecord>> perStream) {
+        List<IndexRecord> all = new ArrayList<>();
         List<Map.Entry<StreamId, Long>> parts = new ArrayList<>();
-        for (List<Need> needs : perStream) {
+        for (List<IndexRecord> records : perStream) {
             long part = 0;
-            for (Need n : needs) {
-                byEntry.computeIfAbsent(n.section().entryId(), k -> new ArrayList<>()).add(n);
-                part += n.bytes();
+            for (IndexRecord r : records) {
+                part += r.bytes();
             }
-            if (!needs.isEmpty()) {
-                parts.add(Map.entry(needs.get(0).stream(), part));
+            if (!records.isEmpty()) {
+                parts.add(Map.entry(records.get(0).stream(), part));
+                all.addAll(records);
             }
         }
-        if (byEntry.isEmpty()) {
+        SlicePlan plan = SlicePlan.of(all);
+        if (plan.isEmpty()) {
             return CompletableFuture.completedFuture(true);
         }
         parts.sort(Map.Entry.<StreamId, Long>comparingByValue().reversed());
@@ -661,7 +639,7 @@ public final class Materializer implements AutoCloseable {
             }
         }
         SliceSpill used = spill;
-        return new SliceCopy(sliceId, byEntry, used, spilled).run().whenCompleteAsync((done, error) -> {
+        return new SliceCopy(sliceId, plan, used, spilled).run().whenCompleteAsync((done, error) -> {
             if (used != null) {
                 bytesSpilled.addAndGet(used.size());
                 LOG.info("slice copy spilled: slice={} streams={} of {} file={} bytes={}", sliceId, spilled.size(),
@@ -682,19 +660,18 @@ public final class Materializer implements AutoCloseable {
     }
 
     /** The generation-0 records of {@code stream} in slice {@code sliceId} within {@code range}, below {@code upTo}. */
-    private CompletableFuture<List<Need>> needs(long sliceId, StreamId stream, OffsetRange range, long upTo) {
+    private CompletableFuture<List<IndexRecord>> needs(long sliceId, StreamId stream, OffsetRange range, long upTo) {
         return streams.head(stream).thenCompose(h -> {
             if (h.isEmpty() || h.get().state() == StreamState.DELETING) {
-                return CompletableFuture.completedFuture(List.<Need>of());
+                return CompletableFuture.completedFuture(List.<IndexRecord>of());
             }
             StreamHead head = h.get();
             long from = Math.max(range.start(), head.trimOffset());
             long end = Math.min(Math.min(range.end(), head.committedEnd()), upTo);
             if (from >= end) {
-                return CompletableFuture.completedFuture(List.<Need>of());
+                return CompletableFuture.completedFuture(List.<IndexRecord>of());
             }
-            return generationZero(stream, from, end, Optional.of(sliceId), new ArrayList<>()).thenApply(records ->
-                    records.stream().flatMap(r -> Need.of(stream, r).stream()).toList());
+            return generationZero(stream, from, end, Optional.of(sliceId), new ArrayList<>());
         });
     }
 
@@ -726,7 +703,7 @@ public final class Materializer implements AutoCloseable {
     /** One pass over the needed entries of a slice, in entry order; runs on the materializer's thread. */
     private final class SliceCopy {
         final long sliceId;
-        final TreeMap<Long, List<Need>> byEntry;
+        final SlicePlan plan;
         /** Where the entries of the streams in {@link #spilled} wait for their objects; null when none does. */
         final SliceSpill spill;
         final Set<StreamId> spilled;
@@ -736,15 +713,15 @@ public final class Materializer implements AutoCloseable {
         final Set<StreamId> broken = new HashSet<>();
         boolean allDone = true;
 
-        SliceCopy(long sliceId, TreeMap<Long, List<Need>> byEntry, SliceSpill spill, Set<StreamId> spilled) {
+        SliceCopy(long sliceId, SlicePlan plan, SliceSpill spill, Set<StreamId> spilled) {
             this.sliceId = sliceId;
-            this.byEntry = byEntry;
+            this.plan = plan;
             this.spill = spill;
             this.spilled = spilled;
         }
 
         CompletableFuture<Boolean> run() {
-            long first = byEntry.firstKey();
+            long first = plan.firstEntry();
             return next(first, read(first)).thenComposeAsync(ignored -> {
                 List<Buffer> rest = new ArrayList<>(buffers.values());
                 buffers.clear();
@@ -763,7 +740,7 @@ public final class Materializer implements AutoCloseable {
         /** The span of needed entries from {@code first}: consecutive entry ids, at most {@value #ENTRIES_PER_READ}. */
         private long spanEnd(long first) {
             long last = first;
-            while (last - first + 1 < ENTRIES_PER_READ && byEntry.containsKey(last + 1)) {
+            while (last - first + 1 < ENTRIES_PER_READ && plan.needs(last + 1)) {
                 last++;
             }
             return last;
@@ -777,7 +754,7 @@ public final class Materializer implements AutoCloseable {
          */
         private CompletableFuture<Void> next(long first, CompletableFuture<List<FetchedBatch>> read) {
             long last = spanEnd(first);
-            Long following = byEntry.higherKey(last);
+            long following = plan.entryAfter(last);
             @SuppressWarnings("unchecked")
             CompletableFuture<List<FetchedBatch>>[] ahead = new CompletableFuture[1];
             return read.thenComposeAsync(fetched -> walReads.acquire(payloadBytesOf(fetched))
@@ -789,7 +766,7 @@ public final class Materializer implements AutoCloseable {
                     .thenApplyAsync(ignored -> {
                         // the next span is requested once this one's bytes are within the pace, and read while it is
                         // copied
-                        ahead[0] = following == null ? null : read(following);
+                        ahead[0] = following < 0 ? null : read(following);
                         List<Buffer> full = new ArrayList<>();
                         try {
                             for (int i = 0; i < fetched.size(); i++) {
@@ -807,58 +784,62 @@ public final class Materializer implements AutoCloseable {
                             }
                             return CompletableFuture.<Void>failedFuture(error);
                         }
-                        return following == null ? CompletableFuture.<Void>completedFuture(null)
+                        return following < 0 ? CompletableFuture.<Void>completedFuture(null)
                                 : next(following, ahead[0]);
                     }, exec).thenCompose(f -> f);
         }
 
         /** Copies the needed sections of {@code batch} (valid during the call) into their streams' buffers. */
         private void take(long entryId, WalBatch batch, List<Buffer> full) {
-            for (Need n : byEntry.getOrDefault(entryId, List.of())) {
-                if (broken.contains(n.stream())) {
+            for (int i = plan.from(entryId), to = plan.to(entryId); i < to; i++) {
+                IndexRecord record = plan.recordAt(i);
+                if (broken.contains(record.stream())) {
                     continue;
                 }
+                WalSectionRef section = plan.sectionAt(i);
                 List<StreamEntry> read;
                 try {
-                    read = WalTargetReader.entries(n.record(), n.section(), batch);
+                    read = WalTargetReader.entries(record, section, batch);
                 } catch (NereusException e) {
                     LOG.error("WAL section unusable, not materialized (reads fall back as for any read): slice={}"
-                            + " entry={} stream={} range={} {}", sliceId, entryId, n.stream(), n.section().range(),
+                            + " entry={} stream={} range={} {}", sliceId, entryId, record.stream(), section.range(),
                             e.context());
-                    brokenAt(n.stream(), full);
+                    brokenAt(record.stream(), full);
                     continue;
                 }
                 try {
-                    takeSection(n, read, entryId, full);
+                    takeSection(record, section, plan.firstOfRecord(i), plan.lastOfRecord(i), read, entryId, full);
                 } finally {
                     StreamEntry.releaseAll(read);
                 }
             }
         }
 
-        private void takeSection(Need n, List<StreamEntry> read, long entryId, List<Buffer> full) {
-            Buffer b = buffers.get(n.stream());
-            if (n.first()) {
-                if (b != null && (b.end != n.record().range().start() || !b.isEmpty()
-                        && (b.bytes + n.record().bytes() > config.objectTargetBytes()
+        private void takeSection(IndexRecord record, WalSectionRef section, boolean first, boolean last,
+                List<StreamEntry> read, long entryId, List<Buffer> full) {
+            StreamId stream = record.stream();
+            Buffer b = buffers.get(stream);
+            if (first) {
+                if (b != null && (b.end != record.range().start() || !b.isEmpty()
+                        && (b.bytes + record.bytes() > config.objectTargetBytes()
                         || b.sources.size() >= PublicationRequest.MAX_SOURCES))) {
-                    full.add(buffers.remove(n.stream()));
+                    full.add(buffers.remove(stream));
                     b = null;
                 }
                 if (b == null) {
-                    b = new Buffer(n.stream(), spilled.contains(n.stream()) ? spill : null);
+                    b = new Buffer(stream, spilled.contains(stream) ? spill : null);
                     created.add(b);
-                    buffers.put(n.stream(), b);
+                    buffers.put(stream, b);
                 }
             }
-            if (b == null || !b.addSection(n, read, clock.millis())) {
+            if (b == null || !b.addSection(record, section, first, last, read, clock.millis())) {
                 LOG.error("WAL section out of order, stream not materialized in this pass: slice={} entry={}"
-                        + " stream={} range={}", sliceId, entryId, n.stream(), n.section().range());
-                brokenAt(n.stream(), full);
+                        + " stream={} range={}", sliceId, entryId, stream, section.range());
+                brokenAt(stream, full);
                 return;
             }
-            if (n.last() && b.bytes >= config.objectTargetBytes()) {
-                full.add(buffers.remove(n.stream()));
+            if (last && b.bytes >= config.objectTargetBytes()) {
+                full.add(buffers.remove(stream));
             }
         }
 

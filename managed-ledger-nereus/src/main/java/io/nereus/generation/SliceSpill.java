@@ -10,7 +10,9 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
@@ -30,6 +32,49 @@ final class SliceSpill implements AutoCloseable {
 
     /** Where some entries were written: {@code count} entries in {@code length} bytes from {@code position}. */
     record Extent(long position, long length, int count) {
+    }
+
+    /**
+     * Extents in the order added, held as numbers rather than an object each: a stream spilled from a large slice has
+     * one per section it wrote there, thousands of them, kept until its object is written.
+     */
+    static final class Extents {
+        private long[] positions = new long[8];
+        private long[] lengths = new long[8];
+        private int[] counts = new int[8];
+        private int size;
+
+        void add(Extent x) {
+            if (size == positions.length) {
+                int grown = Math.multiplyExact(2, size);
+                positions = Arrays.copyOf(positions, grown);
+                lengths = Arrays.copyOf(lengths, grown);
+                counts = Arrays.copyOf(counts, grown);
+            }
+            positions[size] = x.position();
+            lengths[size] = x.length();
+            counts[size] = x.count();
+            size++;
+        }
+
+        void addAll(Extents other) {
+            for (int i = 0; i < other.size; i++) {
+                add(other.get(i));
+            }
+        }
+
+        Extent get(int i) {
+            Objects.checkIndex(i, size);
+            return new Extent(positions[i], lengths[i], counts[i]);
+        }
+
+        int size() {
+            return size;
+        }
+
+        void clear() {
+            size = 0;
+        }
     }
 
     private final Path file;

@@ -97,4 +97,29 @@ class SliceSpillTest {
         assertThat(compaction).as("a compaction's file is the compactor's to remove").exists();
         ours.close();
     }
+
+    @Test
+    void extentsHoldWhatWasAddedInOrder_throughGrowthAndClear() {
+        SliceSpill.Extents xs = new SliceSpill.Extents();
+        List<SliceSpill.Extent> model = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            SliceSpill.Extent x = new SliceSpill.Extent(1000L * i + 3, 17L + i, i % 7 + 1);
+            xs.add(x);
+            model.add(x);
+        }
+        SliceSpill.Extents more = new SliceSpill.Extents();
+        more.add(new SliceSpill.Extent(5L << 40, Integer.MAX_VALUE, 1));
+        xs.addAll(more);
+        model.add(new SliceSpill.Extent(5L << 40, Integer.MAX_VALUE, 1));
+        assertThat(xs.size()).isEqualTo(101);
+        for (int i = 0; i < model.size(); i++) {
+            assertThat(xs.get(i)).as("extent %s", i).isEqualTo(model.get(i));
+        }
+        assertThatThrownBy(() -> xs.get(101)).isInstanceOf(IndexOutOfBoundsException.class);
+        xs.clear();
+        assertThat(xs.size()).isZero();
+        assertThatThrownBy(() -> xs.get(0)).isInstanceOf(IndexOutOfBoundsException.class);
+        xs.add(model.get(4));
+        assertThat(xs.get(0)).isEqualTo(model.get(4));
+    }
 }

@@ -89,19 +89,49 @@ public record IndexRecord(
      * @throws IllegalStateException when the target is not in the WAL
      */
     public List<WalSectionRef> walSections() {
+        int count = walSectionCount();
+        List<WalSectionRef> out = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            out.add(walSection(i));
+        }
+        return out;
+    }
+
+    /**
+     * How many WAL sections this record lists: 1 for the record of one append, the run's length for a run.
+     *
+     * @throws IllegalStateException when the target is not in the WAL
+     */
+    public int walSectionCount() {
+        return wal().sectionCount();
+    }
+
+    /**
+     * Section {@code i} of {@link #walSections()} (in offset order), built alone: a caller going through the sections
+     * of many records one at a time holds none of them longer than it needs.
+     *
+     * @throws IllegalStateException when the target is not in the WAL
+     * @throws IndexOutOfBoundsException when {@code i} is not in {@code [0, walSectionCount())}
+     */
+    public WalSectionRef walSection(int i) {
+        WalTarget wal = wal();
+        List<WalTarget.Section> earlier = wal.earlier();
+        Objects.checkIndex(i, earlier.size() + 1);
+        long start = i == 0 ? range.start() : earlier.get(i - 1).endOffset();
+        if (i < earlier.size()) {
+            WalTarget.Section s = earlier.get(i);
+            return new WalSectionRef(wal.sliceId(), s.entryId(), s.positionInBatch(),
+                    new OffsetRange(start, s.endOffset()), s.checksum());
+        }
+        return new WalSectionRef(wal.sliceId(), wal.entryId(), wal.positionInBatch(),
+                new OffsetRange(start, range.end()), checksum);
+    }
+
+    private WalTarget wal() {
         if (!(target instanceof WalTarget wal)) {
             throw new IllegalStateException("not a WAL target: " + target);
         }
-        List<WalSectionRef> out = new ArrayList<>(wal.sectionCount());
-        long start = range.start();
-        for (WalTarget.Section s : wal.earlier()) {
-            out.add(new WalSectionRef(wal.sliceId(), s.entryId(), s.positionInBatch(),
-                    new OffsetRange(start, s.endOffset()), s.checksum()));
-            start = s.endOffset();
-        }
-        out.add(new WalSectionRef(wal.sliceId(), wal.entryId(), wal.positionInBatch(),
-                new OffsetRange(start, range.end()), checksum));
-        return out;
+        return wal;
     }
 
     /**
@@ -111,19 +141,12 @@ public record IndexRecord(
      * @throws IllegalStateException when the target is not in the WAL
      */
     public WalSectionRef walSectionAt(long offset) {
-        if (!(target instanceof WalTarget wal)) {
-            throw new IllegalStateException("not a WAL target: " + target);
+        List<WalTarget.Section> earlier = wal().earlier();
+        int i = 0;
+        while (i < earlier.size() && offset >= earlier.get(i).endOffset() && offset < range.end()) {
+            i++;
         }
-        long start = range.start();
-        for (WalTarget.Section s : wal.earlier()) {
-            if (offset < s.endOffset() || offset >= range.end()) {
-                return new WalSectionRef(wal.sliceId(), s.entryId(), s.positionInBatch(),
-                        new OffsetRange(start, s.endOffset()), s.checksum());
-            }
-            start = s.endOffset();
-        }
-        return new WalSectionRef(wal.sliceId(), wal.entryId(), wal.positionInBatch(),
-                new OffsetRange(start, range.end()), checksum);
+        return walSection(i);
     }
 
     /**

@@ -131,6 +131,12 @@ class ValueCodecsTest {
                     .filter(w -> w.range().contains(at)).findFirst().orElseThrow());
         }
         assertThat(rec.walSectionAt(110)).as("beyond the run: its first").isEqualTo(sections.get(0));
+        assertThat(rec.walSectionCount()).isEqualTo(3);
+        for (int i = 0; i < 3; i++) {
+            assertThat(rec.walSection(i)).as("section %s alone", i).isEqualTo(sections.get(i));
+        }
+        assertThatThrownBy(() -> rec.walSection(3)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> rec.walSection(-1)).isInstanceOf(IndexOutOfBoundsException.class);
         rejectsEveryTruncation(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
         rejectsTrailingBytes(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
         rejectsUnknownVersion(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b), "IndexRecord value", 0, 3, 255);
