@@ -64,8 +64,8 @@ public record IndexRecord(
             throw new IllegalArgumentException("generation 0 of the COMMITTED view must target the WAL: " + target);
         }
         if (target instanceof WalTarget wal && !wal.earlier().isEmpty()) {
-            long firstEnd = wal.earlier().get(0).endOffset();
-            long lastEnd = wal.earlier().get(wal.earlier().size() - 1).endOffset();
+            long firstEnd = wal.earlierEnd(0);
+            long lastEnd = wal.earlierEnd(wal.earlier().size() - 1);
             if (firstEnd <= range.start() || lastEnd >= range.end()) {
                 throw new IllegalArgumentException("the sections of a WAL run must end inside " + range + ": "
                         + target);
@@ -117,7 +117,7 @@ public record IndexRecord(
         WalTarget wal = wal();
         List<WalTarget.Section> earlier = wal.earlier();
         Objects.checkIndex(i, earlier.size() + 1);
-        long start = i == 0 ? range.start() : earlier.get(i - 1).endOffset();
+        long start = i == 0 ? range.start() : wal.earlierEnd(i - 1);
         if (i < earlier.size()) {
             WalTarget.Section s = earlier.get(i);
             return new WalSectionRef(wal.sliceId(), s.entryId(), s.positionInBatch(),
@@ -141,9 +141,10 @@ public record IndexRecord(
      * @throws IllegalStateException when the target is not in the WAL
      */
     public WalSectionRef walSectionAt(long offset) {
-        List<WalTarget.Section> earlier = wal().earlier();
+        WalTarget wal = wal();
+        int earlier = wal.earlier().size();
         int i = 0;
-        while (i < earlier.size() && offset >= earlier.get(i).endOffset() && offset < range.end()) {
+        while (i < earlier && offset >= wal.earlierEnd(i) && offset < range.end()) {
             i++;
         }
         return walSection(i);

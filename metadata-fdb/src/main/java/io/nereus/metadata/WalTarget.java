@@ -1,8 +1,10 @@
 package io.nereus.metadata;
 
+import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.RandomAccess;
 
 /**
  * A location inside the multi-stream WAL: the BookKeeper ledger that is the WAL slice, the entry holding the WAL
@@ -19,7 +21,9 @@ import java.util.Objects;
  * @param entryId         the BookKeeper entry id of the WAL batch holding the last section, {@code >= 0}
  * @param positionInBatch index of the last section in that batch's directory, {@code >= 0}
  * @param earlier         the run's sections before the last, in offset and entry order; entry ids strictly
- *                        increasing and below {@code entryId}, end offsets strictly increasing
+ *                        increasing and below {@code entryId}, end offsets strictly increasing; held as numbers
+ *                        (an immutable list that builds each {@link Section} when asked for it), since the records of
+ *                        a slice being materialized or of the read path's cache list hundreds of thousands of them
  */
 public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Section> earlier)
         implements ReadTarget {
@@ -37,21 +41,21 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
         if (positionInBatch < 0) {
             throw new IllegalArgumentException("position in WAL batch must be >= 0: " + positionInBatch);
         }
-        earlier = List.copyOf(Objects.requireNonNull(earlier, "earlier"));
+        earlier = Sections.copyOf(Objects.requireNonNull(earlier, "earlier"));
         if (earlier.size() >= MAX_SECTIONS) {
             throw new IllegalArgumentException("a WAL target lists at most " + MAX_SECTIONS + " sections, not "
                     + (earlier.size() + 1));
         }
         for (int i = 0; i < earlier.size(); i++) {
-            Section s = earlier.get(i);
-            long nextEntry = i + 1 < earlier.size() ? earlier.get(i + 1).entryId() : entryId;
-            if (s.entryId() >= nextEntry) {
+            long sectionEntry = earlierEntryId(earlier, i);
+            long nextEntry = i + 1 < earlier.size() ? earlierEntryId(earlier, i + 1) : entryId;
+            if (sectionEntry >= nextEntry) {
                 throw new IllegalArgumentException("WAL target sections must be in increasing entry order: entry "
-                        + s.entryId() + " before entry " + nextEntry);
+                        + sectionEntry + " before entry " + nextEntry);
             }
-            if (i + 1 < earlier.size() && s.endOffset() >= earlier.get(i + 1).endOffset()) {
+            if (i + 1 < earlier.size() && earlierEnd(earlier, i) >= earlierEnd(earlier, i + 1)) {
                 throw new IllegalArgumentException("WAL target sections must be in increasing offset order: end "
-                        + s.endOffset() + " before end " + earlier.get(i + 1).endOffset());
+                        + earlierEnd(earlier, i) + " before end " + earlierEnd(earlier, i + 1));
             }
         }
     }
@@ -82,6 +86,79 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
         more.addAll(earlier);
         more.add(new Section(entryId, positionInBatch, currentEnd, currentChecksum));
         return new WalTarget(sliceId, next.entryId, next.positionInBatch, more);
+    }
+
+    /** The end offset of earlier section {@code i}, without building the section. */
+    public long earlierEnd(int i) {
+        return earlierEnd(earlier, i);
+    }
+
+    private static long earlierEnd(List<Section> earlier, int i) {
+        return earlier instanceof Sections s ? s.end(i) : earlier.get(i).endOffset();
+    }
+
+    private static long earlierEntryId(List<Section> earlier, int i) {
+        return earlier instanceof Sections s ? s.entryId(i) : earlier.get(i).entryId();
+    }
+
+    /**
+     * Earlier sections as five arrays: an immutable list (nulls refused, as {@link List#copyOf}) that builds each
+     * {@link Section} when asked for it, and equals any list of the same sections.
+     */
+    private static final class Sections extends AbstractList<Section> implements RandomAccess {
+        private final long[] entryIds;
+        private final int[] positions;
+        private final long[] ends;
+        private final ChecksumType[] types;
+        private final long[] values;
+
+        private Sections(int n) {
+            entryIds = new long[n];
+            positions = new int[n];
+            ends = new long[n];
+            types = new ChecksumType[n];
+            values = new long[n];
+        }
+
+        static List<Section> copyOf(List<Section> sections) {
+            if (sections instanceof Sections s) {
+                return s;
+            }
+            if (sections.isEmpty()) {
+                return List.of();
+            }
+            Sections out = new Sections(sections.size());
+            int i = 0;
+            for (Section s : sections) {
+                Objects.requireNonNull(s, "section");
+                out.entryIds[i] = s.entryId();
+                out.positions[i] = s.positionInBatch();
+                out.ends[i] = s.endOffset();
+                out.types[i] = s.checksum().type();
+                out.values[i] = s.checksum().value();
+                i++;
+            }
+            return out;
+        }
+
+        long entryId(int i) {
+            return entryIds[i];
+        }
+
+        long end(int i) {
+            return ends[i];
+        }
+
+        @Override
+        public Section get(int i) {
+            Objects.checkIndex(i, entryIds.length);
+            return new Section(entryIds[i], positions[i], ends[i], new Checksum(types[i], values[i]));
+        }
+
+        @Override
+        public int size() {
+            return entryIds.length;
+        }
     }
 
     /**

@@ -64,6 +64,41 @@ class ValueTypesTest {
     }
 
     @Test
+    void walTarget_keepsItsEarlierSectionsExactly_asAnImmutableList() {
+        List<WalTarget.Section> given = new java.util.ArrayList<>(List.of(
+                new WalTarget.Section(3, 0, 10, Checksum.crc32c(0xFFFF_FFFFL)),
+                new WalTarget.Section(5, 7, 11, Checksum.crc32c(0)),
+                new WalTarget.Section(1000, Integer.MAX_VALUE, Long.MAX_VALUE - 5, CRC)));
+        WalTarget t = new WalTarget(12, 2000, 2, given);
+        given.clear();
+        assertThat(t.earlier()).hasSize(3).isEqualTo(List.of(
+                new WalTarget.Section(3, 0, 10, Checksum.crc32c(0xFFFF_FFFFL)),
+                new WalTarget.Section(5, 7, 11, Checksum.crc32c(0)),
+                new WalTarget.Section(1000, Integer.MAX_VALUE, Long.MAX_VALUE - 5, CRC)));
+        assertThat(t.earlier().hashCode()).isEqualTo(List.copyOf(t.earlier()).hashCode());
+        assertThat(t).isEqualTo(new WalTarget(12, 2000, 2, List.copyOf(t.earlier())));
+        assertThat(t.hashCode()).isEqualTo(new WalTarget(12, 2000, 2, List.copyOf(t.earlier())).hashCode());
+        assertThat(t.earlierEnd(0)).isEqualTo(10);
+        assertThat(t.earlierEnd(2)).isEqualTo(Long.MAX_VALUE - 5);
+        assertThatThrownBy(() -> t.earlier().get(3)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> t.earlierEnd(3)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> t.earlier().add(t.earlier().get(0))).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> t.earlier().set(0, t.earlier().get(0)))
+                .isInstanceOf(UnsupportedOperationException.class);
+        // a target built from another's sections holds the same
+        WalTarget longer = t.followedBy(Long.MAX_VALUE - 2, CRC, new WalTarget(12, Long.MAX_VALUE, 0));
+        assertThat(longer.earlier()).hasSize(4).startsWith(t.earlier().toArray(new WalTarget.Section[0]));
+        assertThat(new WalTarget(1, 2, 3, List.of()).earlier()).isEmpty();
+        List<WalTarget.Section> withNull = new java.util.ArrayList<>();
+        withNull.add(null);
+        assertThatThrownBy(() -> new WalTarget(1, 2, 3, withNull)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> new WalTarget(1, 9, 3, List.of(new WalTarget.Section(4, 0, 10, CRC),
+                new WalTarget.Section(4, 0, 11, CRC)))).hasMessageContaining("increasing entry order");
+        assertThatThrownBy(() -> new WalTarget(1, 9, 3, List.of(new WalTarget.Section(4, 0, 10, CRC),
+                new WalTarget.Section(5, 0, 10, CRC)))).hasMessageContaining("increasing offset order");
+    }
+
+    @Test
     void objectTarget_rangeMustFitObject() {
         assertThat(new ObjectTarget("k", 20, 100, 120, "v").byteLength()).isEqualTo(100);
         assertThatThrownBy(() -> new ObjectTarget("k", 21, 100, 120, "v")).hasMessageContaining("exceeds object size");
