@@ -1,9 +1,9 @@
 package io.nereus.fdb.embedded;
 
-import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.NoSuchElementException;
 
 /**
  * The multi-version key space: for each key, the values it held at each committed version still inside the
@@ -187,14 +187,75 @@ final class VersionedStore {
     /** What a removed slot's chain is. */
     private static final Chain REMOVED = new Chain(new long[0], new byte[0][], 0, 0);
 
-    private record Touched(long version, Slot slot) {
+    /**
+     * The slots written, with the version of each write, in version order: what {@link #prune} visits. A ring of two
+     * arrays rather than an object per write: a broker's store writes several keys per stream append and keeps the
+     * MVCC window's writes here, hundreds of thousands of entries at a thousand streams.
+     */
+    static final class PruneQueue {
+        private long[] versions = new long[64];
+        private Slot[] slots = new Slot[64];
+        private int head;
+        private int size;
+
+        void add(long version, Slot slot) {
+            if (size == versions.length) {
+                grow();
+            }
+            int at = (head + size) & (versions.length - 1);
+            versions[at] = version;
+            slots[at] = slot;
+            size++;
+        }
+
+        private void grow() {
+            int capacity = Math.multiplyExact(versions.length, 2);
+            long[] v = new long[capacity];
+            Slot[] sl = new Slot[capacity];
+            for (int i = 0; i < size; i++) {
+                int from = (head + i) & (versions.length - 1);
+                v[i] = versions[from];
+                sl[i] = slots[from];
+            }
+            versions = v;
+            slots = sl;
+            head = 0;
+        }
+
+        boolean isEmpty() {
+            return size == 0;
+        }
+
+        int size() {
+            return size;
+        }
+
+        /** The version of the oldest write; the queue must not be empty. */
+        long firstVersion() {
+            if (size == 0) {
+                throw new NoSuchElementException("prune queue is empty");
+            }
+            return versions[head];
+        }
+
+        /** Removes the oldest write and returns its slot; the queue must not be empty. */
+        Slot poll() {
+            if (size == 0) {
+                throw new NoSuchElementException("prune queue is empty");
+            }
+            Slot s = slots[head];
+            slots[head] = null;
+            head = (head + 1) & (versions.length - 1);
+            size--;
+            return s;
+        }
     }
 
     /** Ordered index for range reads and key selectors; readers see what {@link #publish} made visible. */
     private final OrderedIndex<Slot> ordered = new OrderedIndex<>(s -> !s.removed());
     /** Hash index for point reads and writes. */
     private final SlotTable byKey = new SlotTable();
-    private final ArrayDeque<Touched> pruneQueue = new ArrayDeque<>();
+    private final PruneQueue pruneQueue = new PruneQueue();
     private long versionEntries;
 
     private static byte[] valueAt(Slot s, long version) {
@@ -223,7 +284,7 @@ final class VersionedStore {
             versionEntries++;
             if (value == null) {
                 // a lone value never needs pruning (pruning keeps the newest entry); a lone deletion leaves the store
-                pruneQueue.addLast(new Touched(version, created));
+                pruneQueue.add(version, created);
             }
             return created;
         }
@@ -280,15 +341,13 @@ final class VersionedStore {
             versionEntries += next.size() - old.size();
             s.chain = next;
         }
-        pruneQueue.addLast(new Touched(version, s));
+        pruneQueue.add(version, s);
     }
 
     /** Drops history no read at or above {@code cutoff} can need; writer thread only. */
     void prune(long cutoff) {
-        Touched t;
-        while ((t = pruneQueue.peekFirst()) != null && t.version <= cutoff) {
-            pruneQueue.pollFirst();
-            Slot s = t.slot;
+        while (!pruneQueue.isEmpty() && pruneQueue.firstVersion() <= cutoff) {
+            Slot s = pruneQueue.poll();
             Chain c = s.chain;
             if (c == REMOVED) {
                 continue;
