@@ -2,6 +2,7 @@ package io.nereus.generation;
 
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.WalSectionRef;
+import io.nereus.metadata.WalTarget;
 import java.util.Arrays;
 import java.util.List;
 
@@ -37,6 +38,8 @@ final class SlicePlan {
     /**
      * The plan of every section of {@code records}, generation-0 records targeting one WAL slice, each stream's in
      * offset order.
+     *
+     * @throws ClassCastException when a record's target is not in the WAL
      */
     static SlicePlan of(List<IndexRecord> records) {
         IndexRecord[] recs = records.toArray(new IndexRecord[0]);
@@ -48,8 +51,9 @@ final class SlicePlan {
         long[] entryOf = new long[total];
         int k = 0;
         for (IndexRecord r : recs) {
-            for (int s = 0; s < r.walSectionCount(); s++) {
-                entryOf[k++] = r.walSection(s).entryId();
+            WalTarget wal = (WalTarget) r.target();
+            for (int s = 0; s < wal.sectionCount(); s++) {
+                entryOf[k++] = wal.sectionEntryId(s);
             }
         }
         long[] sorted = entryOf.clone();

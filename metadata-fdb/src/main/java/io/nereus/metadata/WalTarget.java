@@ -88,6 +88,17 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
         return new WalTarget(sliceId, next.entryId, next.positionInBatch, more);
     }
 
+    /**
+     * The entry id of section {@code i} of the run, in offset order: an earlier section's for {@code i} below
+     * {@code earlier().size()}, this target's own {@link #entryId} for the last; without building a section.
+     *
+     * @throws IndexOutOfBoundsException when {@code i} is not in {@code [0, sectionCount())}
+     */
+    public long sectionEntryId(int i) {
+        Objects.checkIndex(i, sectionCount());
+        return i < earlier.size() ? earlierEntryId(earlier, i) : entryId;
+    }
+
     /** The end offset of earlier section {@code i}, without building the section. */
     public long earlierEnd(int i) {
         return earlierEnd(earlier, i);
