@@ -46,16 +46,17 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
             throw new IllegalArgumentException("a WAL target lists at most " + MAX_SECTIONS + " sections, not "
                     + (earlier.size() + 1));
         }
-        for (int i = 0; i < earlier.size(); i++) {
-            long sectionEntry = earlierEntryId(earlier, i);
-            long nextEntry = i + 1 < earlier.size() ? earlierEntryId(earlier, i + 1) : entryId;
+        Sections held = (Sections) earlier;
+        for (int i = 0; i < held.size(); i++) {
+            long sectionEntry = held.entryId(i);
+            long nextEntry = i + 1 < held.size() ? held.entryId(i + 1) : entryId;
             if (sectionEntry >= nextEntry) {
                 throw new IllegalArgumentException("WAL target sections must be in increasing entry order: entry "
                         + sectionEntry + " before entry " + nextEntry);
             }
-            if (i + 1 < earlier.size() && earlierEnd(earlier, i) >= earlierEnd(earlier, i + 1)) {
+            if (i + 1 < held.size() && held.end(i) >= held.end(i + 1)) {
                 throw new IllegalArgumentException("WAL target sections must be in increasing offset order: end "
-                        + earlierEnd(earlier, i) + " before end " + earlierEnd(earlier, i + 1));
+                        + held.end(i) + " before end " + held.end(i + 1));
             }
         }
     }
@@ -96,25 +97,18 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
      */
     public long sectionEntryId(int i) {
         Objects.checkIndex(i, sectionCount());
-        return i < earlier.size() ? earlierEntryId(earlier, i) : entryId;
+        return i < earlier.size() ? ((Sections) earlier).entryId(i) : entryId;
     }
 
     /** The end offset of earlier section {@code i}, without building the section. */
     public long earlierEnd(int i) {
-        return earlierEnd(earlier, i);
-    }
-
-    private static long earlierEnd(List<Section> earlier, int i) {
-        return earlier instanceof Sections s ? s.end(i) : earlier.get(i).endOffset();
-    }
-
-    private static long earlierEntryId(List<Section> earlier, int i) {
-        return earlier instanceof Sections s ? s.entryId(i) : earlier.get(i).entryId();
+        return ((Sections) earlier).end(i);
     }
 
     /**
      * Earlier sections as five arrays: an immutable list (nulls refused, as {@link List#copyOf}) that builds each
-     * {@link Section} when asked for it, and equals any list of the same sections.
+     * {@link Section} when asked for it, and equals any list of the same sections. Every target's {@code earlier} is
+     * one.
      */
     private static final class Sections extends AbstractList<Section> implements RandomAccess {
         private final long[] entryIds;
@@ -122,6 +116,8 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
         private final long[] ends;
         private final ChecksumType[] types;
         private final long[] values;
+
+        private static final Sections EMPTY = new Sections(0);
 
         private Sections(int n) {
             entryIds = new long[n];
@@ -136,7 +132,7 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
                 return s;
             }
             if (sections.isEmpty()) {
-                return List.of();
+                return EMPTY;
             }
             Sections out = new Sections(sections.size());
             int i = 0;
