@@ -254,7 +254,12 @@ public final class CollectionStore {
                 ends), MARK_CHECK_LIMIT).asList();
         CompletableFuture<List<KeyValue>> fallback = tr.getRange(ks.fallbackEndOffsetRange(stream,
                 ReadView.COMMITTED, ends), MARK_CHECK_LIMIT).asList();
-        return CompletableFuture.allOf(head, lookup, fallback).thenApply(ignored -> {
+        // The stream's open run is not under its end offset: read at its own key, it holds the slice when it names it.
+        // A snapshot read, as every commit of the stream rewrites that key: no commit can make it name this slice,
+        // which takes no appends any more, and one moving it away from the slice writes it under its end, which the
+        // lookup scan above reads with a conflict.
+        CompletableFuture<Optional<IndexRecord>> openRun = records.openRun(tr.snapshot(), stream);
+        return CompletableFuture.allOf(head, lookup, fallback, openRun).thenApply(ignored -> {
             Optional<StreamHead> h = head.join();
             if (h.isEmpty() || h.get().state() == StreamState.DELETING) {
                 return Optional.empty();
@@ -265,6 +270,7 @@ public final class CollectionStore {
             }
             List<IndexRecord> found = new ArrayList<>(records.index(lookup.join()));
             found.addAll(records.fallback(fallback.join()));
+            openRun.join().ifPresent(found::add);
             for (IndexRecord r : found) {
                 if (targets(r, sliceId)) {
                     return Optional.of(new SliceHold(sliceId, stream, r.range(), "a " + r.state()

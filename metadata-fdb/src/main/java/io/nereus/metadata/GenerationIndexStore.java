@@ -3,6 +3,7 @@ package io.nereus.metadata;
 import static io.nereus.metadata.TransactionRunner.guard;
 
 import com.apple.foundationdb.KeyValue;
+import com.apple.foundationdb.Transaction;
 import io.nereus.error.NereusException;
 import io.nereus.metadata.codec.GenerationSeqCodec;
 import io.nereus.metadata.codec.IndexRecordCodec;
@@ -88,7 +89,12 @@ public final class GenerationIndexStore {
             int limit) {
         return guard(() -> {
             var range = ks.indexCoveringRange(stream, view, fromOffset);
-            return tx.read(tr -> tr.getRange(range, limit).asList().thenApply(records::index));
+            // the open run sorts after every end offset: a scan from at or past its end meets it, and drops it
+            return tx.read(tr -> tr.getRange(range, limit).asList().thenApply(kvs -> {
+                List<IndexRecord> found = records.index(kvs);
+                return found.isEmpty() || found.get(found.size() - 1).endOffset() > fromOffset ? found
+                        : found.subList(0, found.size() - 1);
+            }));
         });
     }
 
@@ -125,8 +131,6 @@ public final class GenerationIndexStore {
             var endingInside = ks.indexEndOffsetRange(stream, ReadView.COMMITTED,
                     new OffsetRange(range.start() + 1, range.end() + 1));
             var endingAfter = ks.indexCoveringRange(stream, ReadView.COMMITTED, range.end());
-            IndexRecord wanted = request.record();
-            byte[] key = ks.indexKey(IndexKey.of(wanted));
             long sliceId = request.target().sliceId();
             byte[] sliceKey = ks.walSliceKey(sliceId);
             return tx.run(tr -> {
@@ -143,8 +147,10 @@ public final class GenerationIndexStore {
                     List<IndexRecord> overlapping = new ArrayList<>(records.index(inside.join()));
                     overlapping.addAll(records.index(after.join()));
                     RepairOutcome o = RepairOutcome.decide(h, overlapping, request);
-                    if (o instanceof RepairOutcome.Repaired) {
-                        tr.set(key, IndexRecordCodec.INSTANCE.encode(wanted));
+                    if (o instanceof RepairOutcome.Repaired repaired) {
+                        // the wanted record under its end, or as found (a retry, or the stream's open run): in place
+                        IndexRecord r = repaired.record();
+                        tr.set(ks.indexKey(IndexKey.of(r)), IndexRecordCodec.INSTANCE.encode(r));
                     }
                     return o;
                 });
@@ -185,10 +191,14 @@ public final class GenerationIndexStore {
                 for (PublicationRequest.SourceRef s : request.sources()) {
                     sources.add(tr.get(ks.indexKey(s.key())));
                 }
+                // The stream's open run may be the last source, not yet closed under its end. A snapshot read, as every
+                // commit of the stream rewrites that key; a conflict is added below only when a source is found there.
+                CompletableFuture<Optional<IndexRecord>> openRun = records.openRun(tr.snapshot(), stream);
                 List<CompletableFuture<?>> all = new ArrayList<>(sources);
                 all.add(head);
                 all.add(genSeq);
                 all.add(sameView);
+                all.add(openRun);
                 return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
                     StreamHead h = head.join().orElseThrow(() -> StoredRecords.unknownStream(stream));
                     Optional<GenerationId> seq = Optional.ofNullable(genSeq.join())
@@ -196,8 +206,14 @@ public final class GenerationIndexStore {
                     List<Optional<IndexRecord>> current = new ArrayList<>();
                     for (int i = 0; i < sources.size(); i++) {
                         IndexKey k = request.sources().get(i).key();
-                        current.add(Optional.ofNullable(sources.get(i).join())
-                                .map(b -> IndexRecordCodec.INSTANCE.decode(k, b)));
+                        Optional<IndexRecord> r = Optional.ofNullable(sources.get(i).join())
+                                .map(b -> IndexRecordCodec.INSTANCE.decode(k, b));
+                        if (r.isEmpty() && openRun.join().filter(o -> IndexKey.atEnd(o).equals(k)).isPresent()) {
+                            // a commit closing or extending it meanwhile must make this publication retry
+                            tr.addReadConflictKey(ks.indexKey(IndexKey.openRun(stream)));
+                            r = openRun.join();
+                        }
+                        current.add(r);
                     }
                     PublicationOutcome o =
                             PublicationOutcome.decide(h, seq, current, records.index(sameView.join()), request);
@@ -298,55 +314,71 @@ public final class GenerationIndexStore {
 
     /**
      * Marks a record QUARANTINED (evidence showed its target unusable): it stays where it is (the lookup or the
-     * FALLBACK space) and serves no reads. Returns the record as stored afterwards, or empty when it is in neither.
-     * Idempotent; a RETIRED record is never brought back.
+     * FALLBACK space) and serves no reads. The record is named by its key under its own end ({@link IndexKey#atEnd});
+     * a stream's open run is found at {@link IndexKey#openRun} too, by that key or by its own. Returns the record as
+     * stored afterwards, or empty when it is in neither space. Idempotent; a RETIRED record is never brought back.
      */
     public CompletableFuture<Optional<IndexRecord>> quarantine(IndexKey key) {
+        return guard(() -> tx.run(tr -> located(tr, key).thenApply(found -> found.map(l -> {
+            IndexRecord r = l.record();
+            if (r.state() == IndexRecordState.QUARANTINED) {
+                return r;
+            }
+            IndexRecord q = r.withState(IndexRecordState.QUARANTINED);
+            tr.set(l.storedAt(), IndexRecordCodec.INSTANCE.encode(q));
+            return q;
+        }))));
+    }
+
+    /**
+     * Retires a record: moves it from the lookup or FALLBACK space to RETIRED, kept for garbage collection. The record
+     * is named as {@link #quarantine} names it. Returns the retired record, or empty when it exists in no space.
+     * Idempotent, except that by the open-run key a repeated call finds nothing: the retired run is stored under its
+     * own end.
+     */
+    public CompletableFuture<Optional<IndexRecord>> retire(IndexKey key) {
         return guard(() -> {
-            byte[] k = ks.indexKey(key);
-            byte[] fk = ks.fallbackKey(key);
-            return tx.run(tr -> {
-                CompletableFuture<byte[]> primary = tr.get(k);
-                CompletableFuture<byte[]> fallback = tr.get(fk);
-                return primary.thenCombine(fallback, (v, fv) -> {
-                    byte[] stored = v != null ? k : fv != null ? fk : null;
-                    if (stored == null) {
-                        return Optional.<IndexRecord>empty();
-                    }
-                    IndexRecord r = IndexRecordCodec.INSTANCE.decode(key, v != null ? v : fv);
-                    if (r.state() == IndexRecordState.QUARANTINED) {
-                        return Optional.of(r);
-                    }
-                    IndexRecord q = r.withState(IndexRecordState.QUARANTINED);
-                    tr.set(stored, IndexRecordCodec.INSTANCE.encode(q));
-                    return Optional.of(q);
-                });
-            });
+            byte[] rk = ks.retiredKey(key);
+            return tx.run(tr -> located(tr, key).thenCompose(found -> {
+                if (found.isPresent()) {
+                    IndexRecord r = found.get().record().withState(IndexRecordState.RETIRED);
+                    records.moveToRetired(tr, r);
+                    return CompletableFuture.completedFuture(Optional.of(r));
+                }
+                return key.isOpenRun() ? CompletableFuture.completedFuture(Optional.<IndexRecord>empty())
+                        : tr.get(rk).thenApply(rv -> Optional.ofNullable(rv)
+                                .map(b -> IndexRecordCodec.INSTANCE.decode(key, b)));
+            }));
         });
     }
 
     /**
-     * Retires a record: moves it from the lookup or FALLBACK space to RETIRED, kept for garbage collection. Returns the
-     * retired record, or empty when it exists in neither space. Idempotent.
+     * The record {@code key} names in the lookup space (at that key, or, for a generation-0 key of the COMMITTED
+     * view, as the stream's open run ending there) or else in FALLBACK, with the key it is stored under.
      */
-    public CompletableFuture<Optional<IndexRecord>> retire(IndexKey key) {
-        return guard(() -> {
-            byte[] k = ks.indexKey(key);
-            byte[] fk = ks.fallbackKey(key);
-            byte[] rk = ks.retiredKey(key);
-            return tx.run(tr -> {
-                CompletableFuture<byte[]> primary = tr.get(k);
-                CompletableFuture<byte[]> fallback = tr.get(fk);
-                return primary.thenCombine(fallback, (v, fv) -> v != null ? v : fv).thenCompose(v -> {
-                    if (v != null) {
-                        IndexRecord r = IndexRecordCodec.INSTANCE.decode(key, v).withState(IndexRecordState.RETIRED);
-                        records.moveToRetired(tr, r);
-                        return CompletableFuture.completedFuture(Optional.of(r));
-                    }
-                    return tr.get(rk).thenApply(rv -> Optional.ofNullable(rv)
-                            .map(b -> IndexRecordCodec.INSTANCE.decode(key, b)));
-                });
-            });
+    private CompletableFuture<Optional<Located>> located(Transaction tr, IndexKey key) {
+        byte[] k = ks.indexKey(key);
+        CompletableFuture<byte[]> primary = tr.get(k);
+        boolean mayBeOpen = !key.isOpenRun() && key.view() == ReadView.COMMITTED && key.generation().isAppend();
+        byte[] fk = key.isOpenRun() ? null : ks.fallbackKey(key);
+        CompletableFuture<byte[]> fallback = fk == null ? CompletableFuture.completedFuture(null) : tr.get(fk);
+        IndexKey openKey = IndexKey.openRun(key.stream());
+        CompletableFuture<Optional<IndexRecord>> open = mayBeOpen ? records.openRun(tr, key.stream())
+                : CompletableFuture.completedFuture(Optional.empty());
+        return CompletableFuture.allOf(primary, fallback, open).thenApply(ignored -> {
+            if (primary.join() != null) {
+                return Optional.of(new Located(k, IndexRecordCodec.INSTANCE.decode(key, primary.join())));
+            }
+            Optional<IndexRecord> o = open.join().filter(r -> IndexKey.atEnd(r).equals(key));
+            if (o.isPresent()) {
+                return Optional.of(new Located(ks.indexKey(openKey), o.get()));
+            }
+            return Optional.ofNullable(fallback.join())
+                    .map(v -> new Located(fk, IndexRecordCodec.INSTANCE.decode(key, v)));
         });
+    }
+
+    /** A record and the key it is stored under. */
+    private record Located(byte[] storedAt, IndexRecord record) {
     }
 }

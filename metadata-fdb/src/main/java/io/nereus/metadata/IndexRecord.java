@@ -9,9 +9,13 @@ import java.util.Objects;
  * have a representation of generation {@code generation} at {@code target}.
  *
  * <p>Stored under {@code (STREAM, stream, INDEX, view, range.end, generation)} (see {@link NereusKeyspace});
- * the value holds the remaining fields (see {@link io.nereus.metadata.codec.IndexRecordCodec}). Records are
- * immutable except for their state; every state change increments {@code metadataVersion}, which conditional
- * updates compare.
+ * the value holds the remaining fields (see {@link io.nereus.metadata.codec.IndexRecordCodec}). The one exception
+ * is a stream's <b>open run</b>: its last generation-0 record, which the stream's next append into the same WAL
+ * slice extends, is stored under the fixed key {@link IndexKey#openRun} (end offset {@link IndexKey#OPEN_RUN_END})
+ * with its end in the value, so that the commit of every append rewrites one key instead of moving the record to a
+ * new one; {@link #open} says so, and {@link IndexKey#of} gives the key either way. Records are immutable except
+ * for their state; every state change increments {@code metadataVersion}, which conditional updates compare.
+ * Equality compares what a record states, not where it is stored: {@link #open} takes no part in it.
  *
  * @param stream          the stream
  * @param view            the read view this representation belongs to
@@ -25,6 +29,8 @@ import java.util.Objects;
  *                        {@code 0..range.length()} in TOPIC_COMPACTED (sparse)
  * @param bytes           payload bytes of those entries, {@code >= 0}
  * @param metadataVersion version of this record, {@code >= 0}, incremented by each state change
+ * @param open            true for a stream's open run, stored at {@link IndexKey#openRun}: only a generation-0
+ *                        record of the COMMITTED view in the lookup space
  */
 public record IndexRecord(
         StreamId stream,
@@ -36,7 +42,15 @@ public record IndexRecord(
         Checksum checksum,
         long entryCount,
         long bytes,
-        long metadataVersion) {
+        long metadataVersion,
+        boolean open) {
+
+    /** A record stored under its own end offset (not an open run). */
+    public IndexRecord(StreamId stream, ReadView view, OffsetRange range, GenerationId generation,
+            IndexRecordState state, ReadTarget target, Checksum checksum, long entryCount, long bytes,
+            long metadataVersion) {
+        this(stream, view, range, generation, state, target, checksum, entryCount, bytes, metadataVersion, false);
+    }
 
     public IndexRecord {
         Objects.requireNonNull(stream, "stream");
@@ -60,6 +74,10 @@ public record IndexRecord(
         if (metadataVersion < 0) {
             throw new IllegalArgumentException("index record metadata version must be >= 0: " + metadataVersion);
         }
+        if (open && !(view == ReadView.COMMITTED && generation.isAppend())) {
+            throw new IllegalArgumentException("only a generation-0 record of the COMMITTED view is an open run: "
+                    + generation + " of " + view);
+        }
         if (view == ReadView.COMMITTED && generation.isAppend() && !(target instanceof WalTarget)) {
             throw new IllegalArgumentException("generation 0 of the COMMITTED view must target the WAL: " + target);
         }
@@ -77,7 +95,7 @@ public record IndexRecord(
         }
     }
 
-    /** The first offset after the range; part of the record's key. */
+    /** The first offset after the range; part of the record's key unless it is an open run ({@link #open}). */
     public long endOffset() {
         return range.end();
     }
@@ -168,7 +186,8 @@ public record IndexRecord(
 
     /**
      * This run extended by {@code next}: one record over both ranges whose target lists this record's sections and
-     * then {@code next}'s, with their entries and bytes; a new record (metadata version 0) stored under the new end.
+     * then {@code next}'s, with their entries and bytes; a new record (metadata version 0), an open run when this one
+     * is one (stored at the same key), else stored under the new end.
      *
      * @throws IllegalArgumentException when {@link #continuesWith} says no for a run of any allowed length
      */
@@ -179,7 +198,7 @@ public record IndexRecord(
         WalTarget run = ((WalTarget) target).followedBy(range.end(), checksum, (WalTarget) next.target);
         return new IndexRecord(stream, view, new OffsetRange(range.start(), next.range.end()), generation,
                 IndexRecordState.COMMITTED, run, next.checksum, Math.addExact(entryCount, next.entryCount),
-                Math.addExact(bytes, next.bytes), 0);
+                Math.addExact(bytes, next.bytes), 0, open);
     }
 
     /** True when this record may serve a read of {@code offset}. */
@@ -195,6 +214,27 @@ public record IndexRecord(
     public IndexRecord withState(IndexRecordState next) {
         IndexRecordState s = state.transitionTo(next);
         return new IndexRecord(stream, view, range, generation, s, target, checksum, entryCount, bytes,
-                Math.addExact(metadataVersion, 1));
+                Math.addExact(metadataVersion, 1), open);
+    }
+
+    /** This record stored as its stream's open run ({@link #open}), or under its own end offset; else the same. */
+    public IndexRecord storedOpen(boolean asOpenRun) {
+        return asOpenRun == open ? this : new IndexRecord(stream, view, range, generation, state, target, checksum,
+                entryCount, bytes, metadataVersion, asOpenRun);
+    }
+
+    /** Equal when every field but {@link #open} is: two records state the same thing wherever they are stored. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof IndexRecord r && stream.equals(r.stream) && view == r.view && range.equals(r.range)
+                && generation.equals(r.generation) && state == r.state && target.equals(r.target)
+                && checksum.equals(r.checksum) && entryCount == r.entryCount && bytes == r.bytes
+                && metadataVersion == r.metadataVersion;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(stream, view, range, generation, state, target, checksum, entryCount, bytes,
+                metadataVersion);
     }
 }

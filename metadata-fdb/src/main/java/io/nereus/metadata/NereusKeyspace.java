@@ -22,6 +22,7 @@ import java.util.Objects;
  * (CATALOG=1, managedLedgerName)                          CatalogEntryCodec
  * (STREAM=2, sid, HEAD=1)                                 StreamHeadCodec
  * (STREAM=2, sid, INDEX=2, viewCode, endOffset, gen)      IndexRecordCodec   lookup space
+ * (STREAM=2, sid, INDEX=2, COMMITTED, 2^63-1, 0)          IndexRecordCodec   the stream's open run (end in the value)
  * (STREAM=2, sid, RETIRED=3, viewCode, endOffset, gen)    IndexRecordCodec   left the lookup space, kept for GC
  * (STREAM=2, sid, GENSEQ=4, viewCode)                     GenerationSeqCodec
  * (STREAM=2, sid, INTENT=5, walSliceId)                   WalIntentCodec
@@ -43,7 +44,10 @@ import java.util.Objects;
  * {@code v} are those with {@code endOffset > o}, read by {@link #indexCoveringRange} starting at
  * {@code (…, INDEX, v, o + 1)}; because superseded records move to RETIRED (or, generation-0 records, to the
  * FALLBACK space, read by a second short scan {@link #fallbackCoveringRange}) in the transaction that supersedes
- * them, the first few keys of that scan are the answer. Unpack methods refuse keys of another
+ * them, the first few keys of that scan are the answer. A stream's open run ({@link IndexKey#openRun}), its last
+ * generation-0 record, sorts after every end offset and still ends after every other record of the view, so the scan
+ * meets it last, in order; a scan of end offsets in a bounded range ({@link #indexEndOffsetRange}) does not meet it,
+ * and the stores that need it read it by its key. Unpack methods refuse keys of another
  * kind with a {@link NereusException} of code {@link ErrorCode#METADATA_FORMAT}, whose context names the key
  * kind ({@code key}) and the failed check ({@code reason}). Immutable and thread-safe.
  */

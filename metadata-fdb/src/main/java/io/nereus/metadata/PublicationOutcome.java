@@ -104,8 +104,9 @@ public sealed interface PublicationOutcome {
                 return new SourceChanged(ref.key(), "gone from the lookup space");
             }
             IndexRecord r = current.get();
-            if (!IndexKey.of(r).equals(ref.key())) {
-                throw new IllegalArgumentException("source read " + i + " is " + IndexKey.of(r) + ", not " + ref.key());
+            if (!IndexKey.atEnd(r).equals(ref.key())) {
+                throw new IllegalArgumentException("source read " + i + " is " + IndexKey.atEnd(r) + ", not "
+                        + ref.key());
             }
             if (r.state() != IndexRecordState.COMMITTED) {
                 return new SourceChanged(ref.key(), "is " + r.state());
@@ -130,7 +131,8 @@ public sealed interface PublicationOutcome {
         java.util.Set<IndexKey> sourceKeys = new java.util.HashSet<>();
         request.sources().forEach(ref -> sourceKeys.add(ref.key()));
         for (IndexRecord r : sameViewInRange) {
-            if (r.view() == request.view() && request.range().contains(r.range()) && !sourceKeys.contains(IndexKey.of(r))) {
+            if (r.view() == request.view() && request.range().contains(r.range())
+                    && !sourceKeys.contains(IndexKey.atEnd(r))) {
                 supersede(r, retire, fallback);
             }
         }

@@ -57,7 +57,11 @@ public record PublicationRequest(
         }
     }
 
-    /** A source record as the materializer saw it. */
+    /**
+     * A source record as the materializer saw it, named by its key under its own end offset ({@link IndexKey#atEnd}):
+     * a stream's open run, which the stream's next append into a later slice closes under that end, stays the same
+     * source whichever of the two keys holds it when the publication commits.
+     */
     public record SourceRef(IndexKey key, long metadataVersion) {
         public SourceRef {
             Objects.requireNonNull(key, "key");
@@ -67,7 +71,7 @@ public record PublicationRequest(
         }
 
         public static SourceRef of(IndexRecord r) {
-            return new SourceRef(IndexKey.of(r), r.metadataVersion());
+            return new SourceRef(IndexKey.atEnd(r), r.metadataVersion());
         }
     }
 }

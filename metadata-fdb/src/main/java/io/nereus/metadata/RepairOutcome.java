@@ -70,13 +70,14 @@ public sealed interface RepairOutcome {
         if (range.end() > head.committedEnd()) {
             return new NotCommitted(head.committedEnd());
         }
-        IndexKey key = IndexKey.of(wanted);
+        // a stream's open run ending where the wanted record ends holds its place: closing it writes it there
+        IndexKey key = IndexKey.atEnd(wanted);
         List<IndexRecord> covering = overlapping.stream()
                 .filter(r -> r.view() == ReadView.COMMITTED && r.range().start() < range.end()
                         && r.range().end() > range.start())
                 .toList();
         for (IndexRecord r : covering) {
-            if (IndexKey.of(r).equals(key)) {
+            if (IndexKey.atEnd(r).equals(key)) {
                 if (r.equals(wanted)) {
                     return new Repaired(r);
                 }

@@ -64,21 +64,34 @@ final class StoredRecords {
         return records;
     }
 
-    /** Moves {@code retired} out of the lookup and FALLBACK spaces into RETIRED, stored as given. */
+    /**
+     * The open run of {@code stream} ({@link IndexKey#openRun}) as {@code tr} sees it (a read: a conflict if a
+     * commit extends or replaces it), empty when the stream has none.
+     */
+    CompletableFuture<Optional<IndexRecord>> openRun(ReadTransaction tr, StreamId stream) {
+        IndexKey key = IndexKey.openRun(stream);
+        return tr.get(ks.indexKey(key))
+                .thenApply(v -> Optional.ofNullable(v).map(b -> IndexRecordCodec.INSTANCE.decode(key, b)));
+    }
+
+    /**
+     * Moves {@code retired} out of the lookup space (from its own key, or from the open-run key when it is an open
+     * run) and out of FALLBACK into RETIRED under its own end, stored as given.
+     */
     void moveToRetired(Transaction tr, IndexRecord retired) {
-        IndexKey k = IndexKey.of(retired);
-        tr.clear(ks.indexKey(k));
+        IndexKey k = IndexKey.atEnd(retired);
+        tr.clear(ks.indexKey(IndexKey.of(retired)));
         tr.clear(ks.fallbackKey(k));
-        tr.set(ks.retiredKey(k), IndexRecordCodec.INSTANCE.encode(retired));
+        tr.set(ks.retiredKey(k), IndexRecordCodec.INSTANCE.encode(retired.storedOpen(false)));
     }
 
     /**
      * Moves {@code superseded} (a generation-0 record a higher generation now covers) out of the lookup space into
-     * FALLBACK, its state unchanged: the resolver still reads it when every higher generation fails.
+     * FALLBACK under its own end, its state unchanged: the resolver still reads it when every higher generation fails.
      */
     void moveToFallback(Transaction tr, IndexRecord superseded) {
-        IndexKey k = IndexKey.of(superseded);
-        tr.clear(ks.indexKey(k));
-        tr.set(ks.fallbackKey(k), IndexRecordCodec.INSTANCE.encode(superseded));
+        tr.clear(ks.indexKey(IndexKey.of(superseded)));
+        tr.set(ks.fallbackKey(IndexKey.atEnd(superseded)),
+                IndexRecordCodec.INSTANCE.encode(superseded.storedOpen(false)));
     }
 }

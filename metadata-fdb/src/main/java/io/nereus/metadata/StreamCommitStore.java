@@ -120,11 +120,14 @@ public final class StreamCommitStore {
      * otherwise): its record is read, so a racing seal is a conflict.
      *
      * <p><b>Runs.</b> A stream's consecutive appends into one slice share one generation-0 record of up to
-     * {@code runSections} sections ({@link IndexRecord#continuesWith}; 1: a record per append): the record ending
-     * where the stream's first append here starts is read (with a conflict range, so a reader quarantining it or a trim
-     * retiring it meanwhile is a conflict, not an overwrite) and, when the append continues it, cleared and written
-     * again under its new end; appends of one stream within the commit extend it further. The index therefore holds
-     * one key per run, not one per append, while every section stays individually addressable.
+     * {@code runSections} sections ({@link IndexRecord#continuesWith}; 1: a record per append). The stream's last
+     * run is its open run, stored at the fixed key {@link IndexKey#openRun} with its end in the value: the commit
+     * reads it (with a conflict range, so a publication or trim moving it meanwhile is a conflict, not an overwrite)
+     * and, when the append continues it, writes it again, longer, at the same key; appends of one stream within the
+     * commit extend it further. An append that does not continue it (another slice, a full run, a run no longer
+     * COMMITTED) closes it, writing it under its own end offset, and starts the new open run. The index therefore
+     * holds one key per run, not one per append, while every section stays individually addressable; and an append
+     * that extends the open run changes the value of a key that exists, adding none.
      *
      * <p>For every stream and slice the commit advances, the stream's range in the slice {@code (WAL, slice, sid)} is
      * set to run from the first offset the stream committed into the slice (its intent's, or this commit's first) to
@@ -164,17 +167,14 @@ public final class StreamCommitStore {
         // sized for one append per stream, the usual shape, so that no map grows while a commit is built
         int n = batch.size();
         Map<StreamId, CompletableFuture<byte[]>> heads = new LinkedHashMap<>(capacity(n));
-        Map<StreamId, RunRead> runs = new HashMap<>(capacity(n));
+        Map<StreamId, CompletableFuture<byte[]>> runs = new HashMap<>(capacity(n));
         Map<Slot, CompletableFuture<byte[]>> intents = new HashMap<>(capacity(n));
         Map<Long, CompletableFuture<byte[]>> slices = new HashMap<>();
         for (StreamAppend a : batch) {
             heads.computeIfAbsent(a.stream(), s -> tr.get(ks.headKey(s)));
-            // The record ending where the stream's first append here starts: the run that append may continue. Read
-            // with a conflict range: a reader quarantining it or a trim retiring it must not be overwritten.
-            if (runSections > 1 && a.range().start() > 0) {
-                runs.computeIfAbsent(a.stream(), s -> new RunRead(a.range().start(), tr.get(ks.indexKey(
-                        new IndexKey(s, ReadView.COMMITTED, a.range().start(), GenerationId.APPEND)))));
-            }
+            // The stream's open run, which its first append here may continue. Read with a conflict range: a
+            // publication moving it to FALLBACK or a trim retiring it must not be overwritten.
+            runs.computeIfAbsent(a.stream(), s -> tr.get(ks.indexKey(IndexKey.openRun(s))));
             // Snapshot reads: only a commit of the same stream writes its intents, and that commit also writes the
             // head read above, so the head's conflict already covers them.
             intents.computeIfAbsent(Slot.of(a),
@@ -184,7 +184,7 @@ public final class StreamCommitStore {
         List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.size() + runs.size() + intents.size()
                 + slices.size());
         all.addAll(heads.values());
-        runs.values().forEach(r -> all.add(r.value()));
+        all.addAll(runs.values());
         all.addAll(intents.values());
         all.addAll(slices.values());
         return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenCompose(ignored -> {
@@ -238,7 +238,7 @@ public final class StreamCommitStore {
 
     private CommitResult decideAndWrite(Transaction tr, List<StreamAppend> batch,
             Map<StreamId, StreamHead> stored, List<Optional<IndexRecord>> covering,
-            Map<StreamId, RunRead> runs, Map<Slot, CompletableFuture<byte[]>> intents,
+            Map<StreamId, CompletableFuture<byte[]>> runs, Map<Slot, CompletableFuture<byte[]>> intents,
             Map<Long, CompletableFuture<byte[]>> slices, int runSections) {
         int n = batch.size();
         Map<StreamId, StreamHead> current = new HashMap<>(capacity(stored.size()));
@@ -269,7 +269,8 @@ public final class StreamCommitStore {
         }
         List<StreamHead> result = new ArrayList<>(n);
         Set<StreamId> advanced = new HashSet<>(capacity(stored.size()));
-        Map<StreamId, OpenRun> openRuns = new LinkedHashMap<>(capacity(stored.size()));
+        // the value each advanced stream's open-run key holds after this commit
+        Map<StreamId, byte[]> openRuns = new LinkedHashMap<>(capacity(stored.size()));
         Map<Slot, OffsetRange> inSlice = new LinkedHashMap<>(capacity(intents.size()));
         for (int i = 0; i < batch.size(); i++) {
             StreamAppend a = batch.get(i);
@@ -277,14 +278,16 @@ public final class StreamCommitStore {
             if (o instanceof AppendOutcome.Apply apply) {
                 advanced.add(a.stream());
                 IndexRecord record = apply.record();
-                OpenRun run = openRuns.get(a.stream());
-                byte[] extended = run == null ? extendStoredRun(tr, a, runs.get(a.stream()), record, runSections)
-                        : IndexRecordCodec.INSTANCE.extendRun(run.key(), run.value(), record, runSections);
+                IndexKey openKey = IndexKey.openRun(a.stream());
+                byte[] run = openRuns.containsKey(a.stream()) ? openRuns.get(a.stream()) : runs.get(a.stream()).join();
+                byte[] extended = run == null ? null
+                        : IndexRecordCodec.INSTANCE.extendRun(openKey, run, record, runSections);
                 if (extended == null && run != null) {
-                    tr.set(ks.indexKey(run.key()), run.value());
+                    IndexRecord closed = IndexRecordCodec.INSTANCE.decode(openKey, run).storedOpen(false);
+                    tr.set(ks.indexKey(IndexKey.of(closed)), IndexRecordCodec.INSTANCE.encode(closed));
                 }
-                openRuns.put(a.stream(), new OpenRun(IndexKey.of(record),
-                        extended != null ? extended : IndexRecordCodec.INSTANCE.encode(record)));
+                openRuns.put(a.stream(), extended != null ? extended
+                        : IndexRecordCodec.INSTANCE.encode(record.storedOpen(true)));
                 Slot slot = Slot.of(a);
                 OffsetRange before = inSlice.get(slot);
                 if (before == null) {
@@ -302,8 +305,8 @@ public final class StreamCommitStore {
                 result.add(((AppendOutcome.AlreadyApplied) o).head());
             }
         }
-        for (OpenRun run : openRuns.values()) {
-            tr.set(ks.indexKey(run.key()), run.value());
+        for (Map.Entry<StreamId, byte[]> run : openRuns.entrySet()) {
+            tr.set(ks.indexKey(IndexKey.openRun(run.getKey())), run.getValue());
         }
         for (StreamId s : advanced) {
             tr.set(ks.headKey(s), StreamHeadCodec.INSTANCE.encode(current.get(s)));
@@ -315,37 +318,9 @@ public final class StreamCommitStore {
         return new CommitResult.Committed(result);
     }
 
-    /**
-     * The value of the stored generation-0 run ending where {@code a} starts extended by {@code next}, {@code a}'s
-     * record ({@link IndexRecordCodec#extendRun}); then the run's key is cleared here, since the run is written again,
-     * longer, under its new end. Null when there is none or it cannot be continued (another slice, not COMMITTED, a
-     * full run): it stays as it is.
-     */
-    private byte[] extendStoredRun(Transaction tr, StreamAppend a, RunRead read, IndexRecord next, int runSections) {
-        // read for the stream's first append of the commit; a later one (after appends already applied) reads nothing
-        byte[] value = read == null || read.start() != a.range().start() ? null : read.value().join();
-        if (value == null) {
-            return null;
-        }
-        IndexKey key = new IndexKey(a.stream(), ReadView.COMMITTED, a.range().start(), GenerationId.APPEND);
-        byte[] extended = IndexRecordCodec.INSTANCE.extendRun(key, value, next, runSections);
-        if (extended != null) {
-            tr.clear(ks.indexKey(key));
-        }
-        return extended;
-    }
-
     /** A hash map capacity that holds {@code entries} without resizing. */
     private static int capacity(int entries) {
         return (int) (entries / 0.75f) + 1;
-    }
-
-    /** A stream's generation-0 run as this commit will write it: its key and encoded value. */
-    private record OpenRun(IndexKey key, byte[] value) {
-    }
-
-    /** The read of the generation-0 record ending at {@code start}, where a stream's first append of a commit starts. */
-    private record RunRead(long start, CompletableFuture<byte[]> value) {
     }
 
     /** A stream in one WAL slice: the key of its intent and of its range in the slice. */
@@ -426,10 +401,17 @@ public final class StreamCommitStore {
             scans.add(tr.getRange(ks.indexBelowRange(stream, view, next.trimOffset()), TRIM_BATCH).asList());
             fallbackScans.add(tr.getRange(ks.fallbackBelowRange(stream, view, next.trimOffset()), TRIM_BATCH)
                     .asList());
+            // the open run sorts after every end offset: a trim to its end (the committed end) retires it too
+            CompletableFuture<Optional<IndexRecord>> openRun = records.openRun(tr, stream);
             List<CompletableFuture<?>> all = new ArrayList<>(scans);
             all.addAll(fallbackScans);
+            all.add(openRun);
             return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
                 boolean more = false;
+                Optional<IndexRecord> open = openRun.join();
+                if (open.isPresent() && open.get().endOffset() <= next.trimOffset()) {
+                    records.moveToRetired(tr, open.get().withState(IndexRecordState.RETIRED));
+                }
                 for (int i = 0; i < scans.size() * 2; i++) {
                     List<KeyValue> kvs = (i < scans.size() ? scans.get(i) : fallbackScans.get(i - scans.size())).join();
                     List<IndexRecord> found = i < scans.size() ? records.index(kvs) : records.fallback(kvs);

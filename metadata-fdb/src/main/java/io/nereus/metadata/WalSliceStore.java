@@ -265,7 +265,8 @@ public final class WalSliceStore {
     /**
      * The last entry of slice {@code sliceId} that a committed record still names, from one snapshot: for each
      * stream's range in the slice ({@link #ranges}), the generation-0 record of the COMMITTED view that ends where
-     * the range ends (the stream's last commit into the slice), in the lookup space or the FALLBACK space. Empty when no
+     * the range ends (the stream's last commit into the slice), in the lookup space (the stream's open run included) or
+     * the FALLBACK space. Empty when no
      * record names the slice any more (nothing was committed into it, or all of it was trimmed). Meant for a slice
      * whose ranges are final (SEALED): of an OPEN slice, a later commit may name a later entry.
      */
@@ -280,6 +281,8 @@ public final class WalSliceStore {
                         .thenApply(records::index));
                 scans.add(tr.getRange(ks.fallbackEndOffsetRange(stream, ReadView.COMMITTED, endingThere)).asList()
                         .thenApply(records::fallback));
+                scans.add(records.openRun(tr, stream).thenApply(open -> open.filter(r -> r.endOffset() == end)
+                        .map(List::of).orElse(List.of())));
             }
             return CompletableFuture.allOf(scans.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
                 OptionalLong last = OptionalLong.empty();

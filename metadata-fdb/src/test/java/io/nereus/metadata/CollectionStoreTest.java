@@ -107,6 +107,25 @@ class CollectionStoreTest {
     }
 
     @Test
+    void theOpenRunsOfIdleStreams_holdTheirSlice_andNameItsLastEntry() {
+        // slice 2 holds only a's and b's open runs ([8, 12), entry 0): no record under an end offset names it
+        await(f.slices.seal(2));
+        assertThat(await(f.slices.lastNamedEntry(2))).hasValue(0);
+        assertThat(await(collection.markCollecting(2))).isInstanceOf(SliceCollection.Held.class);
+        assertThat(retire(2, a)).isPresent();
+        assertThat(await(f.slices.slice(2))).map(WalSlice::state).contains(WalSliceState.SEALED);
+
+        // once an object covers them, the runs leave the open-run key for FALLBACK; then they retire and it is collected
+        publish(a, "obj-a", 0, 12);
+        publish(b, "obj-b", 0, 12);
+        assertThat(retire(2, a)).isEmpty();
+        assertThat(retire(2, b)).isEmpty();
+        assertThat(await(index.retiredRecords(a, 10))).extracting(IndexRecord::range)
+                .contains(OffsetRange.of(8, 12));
+        assertThat(await(collection.markCollecting(2))).isInstanceOf(SliceCollection.Collecting.class);
+    }
+
+    @Test
     void openSlice_isNotMarked() {
         assertThat(await(collection.markCollecting(2))).isInstanceOf(SliceCollection.NotSealed.class);
         assertThat(await(collection.markCollecting(99))).isInstanceOf(SliceCollection.Gone.class);

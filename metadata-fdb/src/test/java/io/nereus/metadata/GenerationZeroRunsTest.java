@@ -140,7 +140,7 @@ class GenerationZeroRunsTest {
         long e = f.acquire(a);
         await(streams.commit(List.of(append(a, e, 0, 2, 50, 0, 0))));
         await(streams.commit(List.of(append(a, e, 2, 4, 50, 1, 0))));
-        await(index.quarantine(new IndexKey(a, ReadView.COMMITTED, 4, GenerationId.APPEND)));
+        await(index.quarantine(IndexKey.openRun(a)));
         await(streams.commit(List.of(append(a, e, 4, 5, 50, 2, 0))));
         assertThat(records(a)).extracting(IndexRecord::range, IndexRecord::state).containsExactly(
                 tuple(OffsetRange.of(0, 4), IndexRecordState.QUARANTINED),
@@ -171,5 +171,117 @@ class GenerationZeroRunsTest {
                 entry++;
             }
         }
+    }
+
+    /** The index keys of {@code s} in the lookup space, as stored. */
+    private List<IndexKey> keys(StreamId s) {
+        return f.db.read(tr -> tr.getRange(f.ks.indexViewRange(s, ReadView.COMMITTED)).asList()).join().stream()
+                .map(kv -> f.ks.unpackIndexKey(kv.getKey())).toList();
+    }
+
+    @Test
+    void theOpenRun_staysAtOneKey_andIsClosedUnderItsEndByAnAppendIntoAnotherSlice() {
+        StreamId a = f.newStream("a");
+        long e = f.acquire(a);
+        await(streams.commit(List.of(append(a, e, 0, 2, 50, 0, 0))));
+        assertThat(keys(a)).containsExactly(IndexKey.openRun(a));
+        await(streams.commit(List.of(append(a, e, 2, 3, 50, 1, 0))));
+        await(streams.commit(List.of(append(a, e, 3, 5, 50, 2, 0))));
+        assertThat(keys(a)).as("extending the open run adds no key").containsExactly(IndexKey.openRun(a));
+        IndexRecord open = records(a).get(0);
+        assertThat(open.open()).isTrue();
+        assertThat(open.range()).isEqualTo(OffsetRange.of(0, 5));
+        assertThat(IndexKey.of(open)).isEqualTo(IndexKey.openRun(a));
+        // a scan of records ending above an offset meets the open run's key from anywhere: it keeps it only below its end
+        assertThat(await(index.indexRecords(a, ReadView.COMMITTED, 4, 10))).containsExactly(open);
+        assertThat(await(index.indexRecords(a, ReadView.COMMITTED, 5, 10))).isEmpty();
+        assertThat(await(index.indexRecords(a, ReadView.COMMITTED, 90, 10))).isEmpty();
+
+        // an append into another slice closes the run under its end, 5, and opens the next; in one commit, twice
+        await(streams.commit(List.of(append(a, e, 5, 6, 51, 0, 0), append(a, e, 6, 7, 51, 1, 0))));
+        assertThat(keys(a)).containsExactly(new IndexKey(a, ReadView.COMMITTED, 5, GenerationId.APPEND),
+                IndexKey.openRun(a));
+        List<IndexRecord> rs = records(a);
+        assertThat(rs).extracting(IndexRecord::range, IndexRecord::open).containsExactly(
+                tuple(OffsetRange.of(0, 5), false), tuple(OffsetRange.of(5, 7), true));
+        assertThat(rs.get(0)).as("closed as it was").isEqualTo(open);
+        // lookups meet both, in the order of their ends
+        assertThat(((IndexLookup.Resolved) await(index.lookup(a, ReadView.COMMITTED, 4))).preferred().range())
+                .isEqualTo(OffsetRange.of(0, 5));
+        assertThat(((IndexLookup.Resolved) await(index.lookup(a, ReadView.COMMITTED, 6))).preferred().range())
+                .isEqualTo(OffsetRange.of(5, 7));
+    }
+
+    @Test
+    void anOpenRunPublished_movesToFallbackUnderItsEnd_andTheNextAppendOpensANewRun() {
+        StreamId a = f.newStream("a");
+        long e = f.acquire(a);
+        await(streams.commit(List.of(append(a, e, 0, 2, 50, 0, 0))));
+        await(streams.commit(List.of(append(a, e, 2, 4, 50, 1, 0))));
+        await(f.slices.seal(50));
+        IndexRecord open = records(a).get(0);
+        PublicationRequest req = new PublicationRequest(a, ReadView.COMMITTED, OffsetRange.of(0, 4),
+                List.of(PublicationRequest.SourceRef.of(open)), new ObjectTarget("obj", 0, 40, 40, "v"),
+                Checksum.crc32c(1), 4, 40);
+        assertThat(await(index.publish(req))).isInstanceOf(PublicationOutcome.Publish.class);
+        assertThat(keys(a)).as("the object's record only").containsExactly(
+                new IndexKey(a, ReadView.COMMITTED, 4, GenerationId.of(1)));
+        assertThat(await(index.fallbackRecords(a, ReadView.COMMITTED))).extracting(IndexRecord::range,
+                IndexRecord::open).containsExactly(tuple(OffsetRange.of(0, 4), false));
+
+        await(streams.commit(List.of(append(a, e, 4, 5, 51, 0, 0))));
+        assertThat(records(a)).extracting(IndexRecord::range, IndexRecord::open).containsExactly(
+                tuple(OffsetRange.of(0, 4), false), tuple(OffsetRange.of(4, 5), true));
+    }
+
+    @Test
+    void aPublicationWhoseOpenRunSourceWasClosedMeanwhile_publishesItUnderItsEnd() {
+        StreamId a = f.newStream("a");
+        long e = f.acquire(a);
+        await(streams.commit(List.of(append(a, e, 0, 2, 50, 0, 0), append(a, e, 2, 4, 50, 1, 0))));
+        IndexRecord open = records(a).get(0);
+        await(f.slices.seal(50));
+        // the stream's next append, into the next slice, closes that run under its end and opens another
+        await(streams.commit(List.of(append(a, e, 4, 5, 51, 0, 0))));
+        PublicationRequest req = new PublicationRequest(a, ReadView.COMMITTED, OffsetRange.of(0, 4),
+                List.of(PublicationRequest.SourceRef.of(open)), new ObjectTarget("obj", 0, 40, 40, "v"),
+                Checksum.crc32c(1), 4, 40);
+        assertThat(await(index.publish(req))).isInstanceOf(PublicationOutcome.Publish.class);
+        assertThat(records(a)).extracting(IndexRecord::range, IndexRecord::generation, IndexRecord::open)
+                .containsExactly(tuple(OffsetRange.of(0, 4), GenerationId.of(1), false),
+                        tuple(OffsetRange.of(4, 5), GenerationId.APPEND, true));
+        assertThat(await(index.fallbackRecords(a, ReadView.COMMITTED))).extracting(IndexRecord::range)
+                .containsExactly(OffsetRange.of(0, 4));
+    }
+
+    @Test
+    void aPublicationWhoseOpenRunSourceIsAnotherRunNow_isRefused() {
+        StreamId a = f.newStream("a");
+        long e = f.acquire(a);
+        await(streams.commit(List.of(append(a, e, 0, 2, 50, 0, 0))));
+        IndexRecord open = records(a).get(0);
+        // a later append extends the run: the source [0, 2) as read is gone, the open key holds [0, 3)
+        await(streams.commit(List.of(append(a, e, 2, 3, 50, 1, 0))));
+        PublicationRequest req = new PublicationRequest(a, ReadView.COMMITTED, OffsetRange.of(0, 2),
+                List.of(PublicationRequest.SourceRef.of(open)), new ObjectTarget("obj", 0, 20, 20, "v"),
+                Checksum.crc32c(1), 2, 20);
+        PublicationOutcome o = await(index.publish(req));
+        assertThat(o).isInstanceOf(PublicationOutcome.SourceChanged.class);
+        assertThat(((PublicationOutcome.SourceChanged) o).reason()).isEqualTo("gone from the lookup space");
+        assertThat(keys(a)).containsExactly(IndexKey.openRun(a));
+    }
+
+    @Test
+    void aTrimToTheCommittedEnd_retiresTheOpenRun() {
+        StreamId a = f.newStream("a");
+        long e = f.acquire(a);
+        await(streams.commit(List.of(append(a, e, 0, 3, 50, 0, 0))));
+        await(streams.trim(a, 2, e));
+        assertThat(records(a)).as("straddling the trim offset: stays").extracting(IndexRecord::range)
+                .containsExactly(OffsetRange.of(0, 3));
+        await(streams.trim(a, 3, e));
+        assertThat(keys(a)).isEmpty();
+        assertThat(await(index.retiredRecords(a, 10))).extracting(IndexRecord::range, IndexRecord::state,
+                IndexRecord::open).containsExactly(tuple(OffsetRange.of(0, 3), IndexRecordState.RETIRED, false));
     }
 }

@@ -36,8 +36,11 @@ class RepairStoreTest {
         return new RepairRequest(a.stream(), a.range(), a.target(), a.checksum(), a.entryCount(), a.bytes());
     }
 
+    /** Clears the stored record equal to {@code r}, where it is (under its end, or as its stream's open run). */
     private void clearRecord(IndexRecord r) {
-        byte[] key = f.ks.indexKey(IndexKey.of(r));
+        IndexRecord stored = await(index.indexRecords(r.stream(), r.view())).stream().filter(r::equals).findFirst()
+                .orElseThrow();
+        byte[] key = f.ks.indexKey(IndexKey.of(stored));
         f.db.run(tr -> {
             tr.clear(key);
             return null;
@@ -149,7 +152,9 @@ class RepairStoreTest {
         long e = f.acquire(s);
         StreamAppend a = append(s, e, 0, 4, 1, 0, 0);
         await(streams.commit(List.of(a), 1));
+        // the stream's open run, named by its end: repair would write the record under that end, 4
         IndexRecord q = await(index.quarantine(IndexKey.of(a.generationZeroRecord()))).orElseThrow();
+        assertThat(q.open()).isTrue();
 
         assertThat(await(index.repairGenerationZero(requestFor(a)))).isEqualTo(new RepairOutcome.KeyOccupied(q));
         assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).containsExactly(q);

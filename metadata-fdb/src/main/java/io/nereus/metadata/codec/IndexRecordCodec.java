@@ -18,7 +18,8 @@ import java.util.List;
 /**
  * Binary form of the value of a generation-index record; the key supplies stream, view, end offset and
  * generation ({@link IndexKey}). The same value is stored under INDEX and, once moved out of the lookup
- * space, under RETIRED.
+ * space, under RETIRED or FALLBACK; a stream's open run ({@link IndexRecord#open}), stored at
+ * {@link IndexKey#openRun}, carries its end offset in the value (format 3).
  *
  * <pre>
  * format 1:
@@ -39,6 +40,11 @@ import java.util.List;
  *   varint earlier sections, then for each, in offset order:
  *          varint entryId, varint positionInBatch, varint offsets (its end minus where it starts),
  *          uN checksum value (the record's checksum type)
+ *
+ * format 3: an open run, only at the open-run key:
+ *   u8     format = 3
+ *   i64    endOffset                (range = [startOffset, endOffset))
+ *   then the record's value in format 1 or 2, its format byte first
  * </pre>
  * A record of one append is written in format 1, byte for byte as before runs existed.
  */
@@ -46,6 +52,9 @@ public final class IndexRecordCodec {
     public static final IndexRecordCodec INSTANCE = new IndexRecordCodec();
     public static final int FORMAT_V1 = 1;
     public static final int FORMAT_V2 = 2;
+    public static final int FORMAT_V3 = 3;
+    /** The bytes format 3 puts before the value of the run it holds: its format byte and end offset. */
+    private static final int OPEN_RUN_PREFIX = 1 + 8;
     static final int TARGET_WAL = 1;
     static final int TARGET_OBJECT = 2;
     static final int TARGET_WAL_RUN = 3;
@@ -62,8 +71,11 @@ public final class IndexRecordCodec {
                 : 96;
         ReadTarget t = rec.target();
         boolean run = t instanceof WalTarget wal && !wal.earlier().isEmpty();
-        ValueWriter w = new ValueWriter(size)
-                .u8(run ? FORMAT_V2 : FORMAT_V1)
+        ValueWriter w = new ValueWriter(rec.open() ? OPEN_RUN_PREFIX + size : size);
+        if (rec.open()) {
+            w.u8(FORMAT_V3).i64(rec.endOffset());
+        }
+        w.u8(run ? FORMAT_V2 : FORMAT_V1)
                 .i64(rec.range().start())
                 .u8(rec.state().code());
         if (t instanceof WalTarget wal) {
@@ -109,12 +121,35 @@ public final class IndexRecordCodec {
     }
 
     /**
-     * Decodes the value stored under {@code key}.
+     * Decodes the value stored under {@code key}: at the open-run key an open run ({@link IndexRecord#open}) in format
+     * 3, anywhere else a record in format 1 or 2.
      *
      * @throws io.nereus.error.NereusException METADATA_FORMAT when {@code value} is not a valid encoding for that key
      */
     public IndexRecord decode(IndexKey key, byte[] value) {
+        if (key.isOpenRun()) {
+            return decodeBody(openRunEnd(key, value), key, value, OPEN_RUN_PREFIX).storedOpen(true);
+        }
+        return decodeBody(key, key, value, 0);
+    }
+
+    /**
+     * The key an open run's value (format 3, stored at {@code key}, the open-run key) would have under its own end.
+     */
+    private static IndexKey openRunEnd(IndexKey key, byte[] value) {
         ValueReader r = new ValueReader(() -> WHAT + " of " + key, value);
+        r.formatVersion(FORMAT_V3);
+        long end = r.i64("open run endOffset");
+        if (end <= 0 || end == IndexKey.OPEN_RUN_END) {
+            throw r.invalid("an open run ends at an offset in 1.." + (IndexKey.OPEN_RUN_END - 1), "endOffset", end);
+        }
+        r.u8("open run's record format"); // the record follows: a value that ends here is truncated
+        return new IndexKey(key.stream(), key.view(), end, key.generation());
+    }
+
+    /** Decodes a value in format 1 or 2 that starts at {@code offset}, for the key {@code key} (stored at {@code at}). */
+    private IndexRecord decodeBody(IndexKey key, IndexKey at, byte[] value, int offset) {
+        ValueReader r = new ValueReader(() -> WHAT + " of " + at, value, offset, value.length);
         int format = r.formatVersion(FORMAT_V1, FORMAT_V2);
         long start = r.i64("startOffset");
         int state = r.u8("state");
@@ -166,9 +201,9 @@ public final class IndexRecordCodec {
 
     /**
      * The value of the generation-0 run stored as {@code stored} under {@code key} followed by {@code next}, the
-     * one-section record of the stream's next append: a value that decodes to
+     * one-section record of the stream's next append: a value that decodes, under the same key, to
      * {@code decode(key, stored).followedBy(next)}; {@code null} when {@code decode(key, stored).continuesWith(next,
-     * maxSections)} is false. The commit extends a stream's run at every append, so this reads only the fixed fields
+     * maxSections)} is false. At the open-run key the run stays open: the result is in format 3 with the new end. The commit extends a stream's run at every append, so this reads only the fixed fields
      * and walks the earlier sections' bytes, which it copies as they are, instead of building a record of every
      * section (up to {@link WalTarget#MAX_SECTIONS}) to encode them again. A value it does not find well formed is
      * decoded in full, which refuses it as {@link #decode} does.
@@ -177,7 +212,8 @@ public final class IndexRecordCodec {
      *         {@code key}
      */
     public byte[] extendRun(IndexKey key, byte[] stored, IndexRecord next, int maxSections) {
-        byte[] extended = extendWellFormed(key, stored, next, maxSections);
+        byte[] extended = key.isOpenRun() ? extendOpenRun(key, stored, next, maxSections)
+                : extendWellFormed(key, key, stored, 0, 0, next, maxSections);
         if (extended == NOT_CONTINUED) {
             return null;
         }
@@ -191,17 +227,34 @@ public final class IndexRecordCodec {
     /** What {@link #extendWellFormed} returns for a well-formed run that {@code next} does not continue. */
     private static final byte[] NOT_CONTINUED = new byte[0];
 
+    /** {@link #extendWellFormed} for an open run's value (format 3 at the open-run key), which stays open. */
+    private static byte[] extendOpenRun(IndexKey key, byte[] stored, IndexRecord next, int maxSections) {
+        if (stored.length < OPEN_RUN_PREFIX || (stored[0] & 0xFF) != FORMAT_V3) {
+            return null;
+        }
+        IndexKey at;
+        try {
+            at = openRunEnd(key, stored);
+        } catch (RuntimeException malformed) {
+            return null;
+        }
+        return extendWellFormed(at, key, stored, OPEN_RUN_PREFIX, OPEN_RUN_PREFIX, next, maxSections);
+    }
+
     /**
      * {@link #extendRun} for a stored value that is a well-formed COMMITTED generation-0 record of the COMMITTED view
      * ({@link #NOT_CONTINUED} when {@code next} does not continue it); {@code null} for any other value, which the
-     * caller then decodes in full. The checks are those {@link #decode} and the constructors it calls make.
+     * caller then decodes in full. The checks are those {@link #decode} and the constructors it calls make. The
+     * record's value starts at {@code offset} of {@code stored} ({@code key} has its end, {@code at} is where it is
+     * stored); the result is that value extended, after a format-3 prefix when {@code openPrefix} is not 0.
      */
-    private static byte[] extendWellFormed(IndexKey key, byte[] stored, IndexRecord next, int maxSections) {
+    private static byte[] extendWellFormed(IndexKey key, IndexKey at, byte[] stored, int offset, int openPrefix,
+            IndexRecord next, int maxSections) {
         if (key.view() != ReadView.COMMITTED || !key.generation().equals(GenerationId.APPEND)) {
             return null;
         }
         // the reader's failures are decode's own: the same fields read in the same order, the same name of the value
-        ValueReader r = new ValueReader(() -> WHAT + " of " + key, stored);
+        ValueReader r = new ValueReader(() -> WHAT + " of " + at, stored, offset, stored.length);
         int format = r.formatVersion(FORMAT_V1, FORMAT_V2);
         long start = r.i64("startOffset");
         int state = r.u8("state");
@@ -267,8 +320,11 @@ public final class IndexRecordCodec {
         int size = 1 + 8 + 1 + (1 + 8 + 8 + 4) + 1 + width + 3 * 8 + ValueWriter.varintSize(sections)
                 + (sectionsTo - sectionsFrom) + ValueWriter.varintSize(entry) + ValueWriter.varintSize(position)
                 + ValueWriter.varintSize(lastOffsets) + width;
-        ValueWriter w = new ValueWriter(size)
-                .u8(FORMAT_V2)
+        ValueWriter w = new ValueWriter(openPrefix + size);
+        if (openPrefix != 0) {
+            w.u8(FORMAT_V3).i64(next.range().end());
+        }
+        w.u8(FORMAT_V2)
                 .i64(start)
                 .u8(IndexRecordState.COMMITTED.code())
                 .u8(TARGET_WAL_RUN).i64(slice).i64(one.entryId()).i32(one.positionInBatch())

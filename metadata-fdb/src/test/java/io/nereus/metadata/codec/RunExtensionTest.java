@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link IndexRecordCodec#extendRun}, the commit's way to lengthen a stored generation-0 run, against what it stands
  * for: {@code decode}, {@link IndexRecord#continuesWith}, {@link IndexRecord#followedBy} and {@code encode}, over
- * random runs, random next appends, and stored values damaged byte by byte.
+ * random runs, random next appends, and stored values damaged byte by byte; runs under their end offset and open
+ * runs at the open-run key ({@link IndexKey#openRun}) alike.
  */
 class RunExtensionTest {
     private static final StreamId S = StreamId.of(7);
@@ -75,7 +76,7 @@ class RunExtensionTest {
         int continued = 0;
         for (int i = 0; i < 20_000; i++) {
             IndexRecord run = run(rnd, rnd.nextInt(3), rnd.nextInt(3) == 0 ? 0 : rnd.nextLong(1L << 50),
-                    1 + rnd.nextInt(WalTarget.MAX_SECTIONS));
+                    1 + rnd.nextInt(WalTarget.MAX_SECTIONS)).storedOpen(rnd.nextBoolean());
             IndexRecord next = next(rnd, run);
             int max = rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(WalTarget.MAX_SECTIONS) : WalTarget.MAX_SECTIONS;
             byte[] extended = CODEC.extendRun(IndexKey.of(run), CODEC.encode(run), next, max);
@@ -85,8 +86,12 @@ class RunExtensionTest {
             }
             continued++;
             IndexRecord longer = run.followedBy(next);
+            assertThat(longer.open()).isEqualTo(run.open());
+            assertThat(IndexKey.of(longer).isOpenRun()).isEqualTo(run.open());
             assertThat(extended).as("run %s, next %s", run, next).isEqualTo(CODEC.encode(longer));
-            assertThat(CODEC.decode(IndexKey.of(longer), extended)).isEqualTo(longer);
+            IndexRecord decoded = CODEC.decode(IndexKey.of(longer), extended);
+            assertThat(decoded).isEqualTo(longer);
+            assertThat(decoded.open()).isEqualTo(run.open());
         }
         assertThat(continued).as("runs that continued").isGreaterThan(5_000);
     }
@@ -96,7 +101,8 @@ class RunExtensionTest {
         Random rnd = new Random(12);
         int refused = 0;
         for (int i = 0; i < 60; i++) {
-            IndexRecord run = run(rnd, 4, rnd.nextLong(1L << 30), 1 + rnd.nextInt(WalTarget.MAX_SECTIONS));
+            IndexRecord run = run(rnd, 4, rnd.nextLong(1L << 30), 1 + rnd.nextInt(WalTarget.MAX_SECTIONS))
+                    .storedOpen(i % 2 == 1);
             IndexRecord next = new IndexRecord(S, ReadView.COMMITTED, OffsetRange.of(run.range().end(),
                     run.range().end() + 3), GenerationId.APPEND, IndexRecordState.COMMITTED,
                     new WalTarget(4, (1L << 41) + i, 2), Checksum.crc32c(9), 3, 300, 0);
@@ -119,7 +125,10 @@ class RunExtensionTest {
                     run.range().end() + 1}) {
                 assertSameOutcome(new IndexKey(S, ReadView.COMMITTED, end, GenerationId.APPEND), valid, next);
             }
-            assertSameOutcome(new IndexKey(S, ReadView.COMMITTED, key.endOffset(), GenerationId.of(1)), valid, next);
+            assertSameOutcome(new IndexKey(S, ReadView.COMMITTED, run.endOffset(), GenerationId.of(1)), valid, next);
+            // an open run's value under its end, and a closed run's at the open-run key: both refused
+            assertThat(assertSameOutcome(run.open() ? IndexKey.atEnd(run) : IndexKey.openRun(S), valid, next))
+                    .isTrue();
             for (byte[] d : damaged) {
                 refused += assertSameOutcome(key, d, next) ? 1 : 0;
             }
@@ -139,8 +148,8 @@ class RunExtensionTest {
         Object actual;
         try {
             byte[] extended = CODEC.extendRun(key, stored, next, WalTarget.MAX_SECTIONS);
-            actual = extended == null ? "not continued" : CODEC.decode(new IndexKey(S, ReadView.COMMITTED,
-                    next.range().end(), GenerationId.APPEND), extended);
+            actual = extended == null ? "not continued" : CODEC.decode(key.isOpenRun() ? key
+                    : new IndexKey(S, ReadView.COMMITTED, next.range().end(), GenerationId.APPEND), extended);
         } catch (NereusException | ArithmeticException e) {
             actual = e instanceof NereusException n ? n.context() : e.getClass();
         }

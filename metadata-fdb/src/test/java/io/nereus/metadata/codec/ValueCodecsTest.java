@@ -103,6 +103,45 @@ class ValueCodecsTest {
         }
     }
 
+    @Test
+    void indexRecord_asAnOpenRun_isFormat3_itsEndThenItsValueUnderItsEnd() {
+        for (IndexRecord closed : new IndexRecord[] {walRecord(), runRecord()}) {
+            IndexRecord open = closed.storedOpen(true);
+            IndexKey key = IndexKey.of(open);
+            assertThat(key).isEqualTo(IndexKey.openRun(S));
+            byte[] inner = IndexRecordCodec.INSTANCE.encode(closed);
+            byte[] bytes = IndexRecordCodec.INSTANCE.encode(open);
+            byte[] expected = java.nio.ByteBuffer.allocate(9 + inner.length).put((byte) 3).putLong(open.endOffset())
+                    .put(inner).array();
+            assertThat(bytes).isEqualTo(expected);
+            IndexRecord decoded = IndexRecordCodec.INSTANCE.decode(key, bytes);
+            assertThat(decoded).isEqualTo(closed);
+            assertThat(decoded.open()).isTrue();
+            rejectsEveryTruncation(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
+            rejectsTrailingBytes(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b));
+            rejectsUnknownVersion(bytes, b -> IndexRecordCodec.INSTANCE.decode(key, b), "IndexRecord value", 1, 2, 4);
+            // format 3 only at the open-run key, and formats 1 and 2 never there
+            assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> IndexRecordCodec.INSTANCE.decode(IndexKey.atEnd(open),
+                    bytes)).context()).containsEntry("reason", "unknown format version");
+            assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> IndexRecordCodec.INSTANCE.decode(key, inner)).context())
+                    .containsEntry("reason", "unknown format version");
+            for (long end : new long[] {0, -1, IndexKey.OPEN_RUN_END}) {
+                byte[] badEnd = bytes.clone();
+                java.nio.ByteBuffer.wrap(badEnd).putLong(1, end);
+                assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> IndexRecordCodec.INSTANCE.decode(key, badEnd))
+                        .context()).containsEntry("reason", "an open run ends at an offset in 1.."
+                                + (IndexKey.OPEN_RUN_END - 1));
+            }
+            // an end that breaks the record's own invariants (its start, 100, or below)
+            byte[] early = bytes.clone();
+            java.nio.ByteBuffer.wrap(early).putLong(1, open.range().start());
+            assertThat(thrown(ErrorCode.METADATA_FORMAT, () -> IndexRecordCodec.INSTANCE.decode(key, early))
+                    .context()).containsEntry("reason", "stored fields violate the value's invariants");
+        }
+        assertThatThrownBy(() -> objectRecord().storedOpen(true)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("only a generation-0 record of the COMMITTED view is an open run");
+    }
+
     /** A generation-0 record of a run of three appends: format 2, its sections after the fixed fields. */
     private static IndexRecord runRecord() {
         WalTarget run = new WalTarget(5, 900, 3, List.of(
