@@ -173,6 +173,14 @@ class GenerationZeroRunsTest {
         }
     }
 
+    /** A publication of an object holding exactly {@code source}'s range, as the materializer would request it. */
+    private static PublicationRequest publicationOf(IndexRecord source) {
+        long n = source.range().length();
+        return new PublicationRequest(source.stream(), ReadView.COMMITTED, source.range(),
+                List.of(PublicationRequest.SourceRef.of(source)), new ObjectTarget("obj", 0, 10 * n, 10 * n, "v"),
+                Checksum.crc32c(1), n, 10 * n);
+    }
+
     /** The index keys of {@code s} in the lookup space, as stored. */
     private List<IndexKey> keys(StreamId s) {
         return f.db.read(tr -> tr.getRange(f.ks.indexViewRange(s, ReadView.COMMITTED)).asList()).join().stream()
@@ -220,9 +228,7 @@ class GenerationZeroRunsTest {
         await(streams.commit(List.of(append(a, e, 2, 4, 50, 1, 0))));
         await(f.slices.seal(50));
         IndexRecord open = records(a).get(0);
-        PublicationRequest req = new PublicationRequest(a, ReadView.COMMITTED, OffsetRange.of(0, 4),
-                List.of(PublicationRequest.SourceRef.of(open)), new ObjectTarget("obj", 0, 40, 40, "v"),
-                Checksum.crc32c(1), 4, 40);
+        PublicationRequest req = publicationOf(open);
         assertThat(await(index.publish(req))).isInstanceOf(PublicationOutcome.Publish.class);
         assertThat(keys(a)).as("the object's record only").containsExactly(
                 new IndexKey(a, ReadView.COMMITTED, 4, GenerationId.of(1)));
@@ -243,9 +249,7 @@ class GenerationZeroRunsTest {
         await(f.slices.seal(50));
         // the stream's next append, into the next slice, closes that run under its end and opens another
         await(streams.commit(List.of(append(a, e, 4, 5, 51, 0, 0))));
-        PublicationRequest req = new PublicationRequest(a, ReadView.COMMITTED, OffsetRange.of(0, 4),
-                List.of(PublicationRequest.SourceRef.of(open)), new ObjectTarget("obj", 0, 40, 40, "v"),
-                Checksum.crc32c(1), 4, 40);
+        PublicationRequest req = publicationOf(open);
         assertThat(await(index.publish(req))).isInstanceOf(PublicationOutcome.Publish.class);
         assertThat(records(a)).extracting(IndexRecord::range, IndexRecord::generation, IndexRecord::open)
                 .containsExactly(tuple(OffsetRange.of(0, 4), GenerationId.of(1), false),
@@ -262,9 +266,7 @@ class GenerationZeroRunsTest {
         IndexRecord open = records(a).get(0);
         // a later append extends the run: the source [0, 2) as read is gone, the open key holds [0, 3)
         await(streams.commit(List.of(append(a, e, 2, 3, 50, 1, 0))));
-        PublicationRequest req = new PublicationRequest(a, ReadView.COMMITTED, OffsetRange.of(0, 2),
-                List.of(PublicationRequest.SourceRef.of(open)), new ObjectTarget("obj", 0, 20, 20, "v"),
-                Checksum.crc32c(1), 2, 20);
+        PublicationRequest req = publicationOf(open);
         PublicationOutcome o = await(index.publish(req));
         assertThat(o).isInstanceOf(PublicationOutcome.SourceChanged.class);
         assertThat(((PublicationOutcome.SourceChanged) o).reason()).isEqualTo("gone from the lookup space");
