@@ -203,9 +203,10 @@ public final class IndexRecordCodec {
      * The value of the generation-0 run stored as {@code stored} under {@code key} followed by {@code next}, the
      * one-section record of the stream's next append: a value that decodes, under the same key, to
      * {@code decode(key, stored).followedBy(next)}; {@code null} when {@code decode(key, stored).continuesWith(next,
-     * maxSections)} is false. At the open-run key the run stays open: the result is in format 3 with the new end. The commit extends a stream's run at every append, so this reads only the fixed fields
-     * and walks the earlier sections' bytes, which it copies as they are, instead of building a record of every
-     * section (up to {@link WalTarget#MAX_SECTIONS}) to encode them again. A value it does not find well formed is
+     * maxSections)} is false. At the open-run key the run stays open: the result is in format 3 with the new end.
+     * The commit extends a stream's run at every append, so this reads only the fixed fields and walks the earlier
+     * sections' bytes, which it copies as they are, instead of building a record of every section (up to
+     * {@link WalTarget#MAX_SECTIONS}) to encode them again. A value it does not find well formed is
      * decoded in full, which refuses it as {@link #decode} does.
      *
      * @throws io.nereus.error.NereusException METADATA_FORMAT when {@code stored} is not a valid encoding for
@@ -213,7 +214,7 @@ public final class IndexRecordCodec {
      */
     public byte[] extendRun(IndexKey key, byte[] stored, IndexRecord next, int maxSections) {
         byte[] extended = key.isOpenRun() ? extendOpenRun(key, stored, next, maxSections)
-                : extendWellFormed(key, key, stored, 0, 0, next, maxSections);
+                : extendWellFormed(key, key, stored, 0, next, maxSections);
         if (extended == NOT_CONTINUED) {
             return null;
         }
@@ -238,7 +239,7 @@ public final class IndexRecordCodec {
         } catch (RuntimeException malformed) {
             return null;
         }
-        return extendWellFormed(at, key, stored, OPEN_RUN_PREFIX, OPEN_RUN_PREFIX, next, maxSections);
+        return extendWellFormed(at, key, stored, OPEN_RUN_PREFIX, next, maxSections);
     }
 
     /**
@@ -246,10 +247,10 @@ public final class IndexRecordCodec {
      * ({@link #NOT_CONTINUED} when {@code next} does not continue it); {@code null} for any other value, which the
      * caller then decodes in full. The checks are those {@link #decode} and the constructors it calls make. The
      * record's value starts at {@code offset} of {@code stored} ({@code key} has its end, {@code at} is where it is
-     * stored); the result is that value extended, after a format-3 prefix when {@code openPrefix} is not 0.
+     * stored): 0, or after an open run's format-3 prefix, which the result then has too, with the new end.
      */
-    private static byte[] extendWellFormed(IndexKey key, IndexKey at, byte[] stored, int offset, int openPrefix,
-            IndexRecord next, int maxSections) {
+    private static byte[] extendWellFormed(IndexKey key, IndexKey at, byte[] stored, int offset, IndexRecord next,
+            int maxSections) {
         if (key.view() != ReadView.COMMITTED || !key.generation().equals(GenerationId.APPEND)) {
             return null;
         }
@@ -320,8 +321,8 @@ public final class IndexRecordCodec {
         int size = 1 + 8 + 1 + (1 + 8 + 8 + 4) + 1 + width + 3 * 8 + ValueWriter.varintSize(sections)
                 + (sectionsTo - sectionsFrom) + ValueWriter.varintSize(entry) + ValueWriter.varintSize(position)
                 + ValueWriter.varintSize(lastOffsets) + width;
-        ValueWriter w = new ValueWriter(openPrefix + size);
-        if (openPrefix != 0) {
+        ValueWriter w = new ValueWriter(offset + size);
+        if (offset != 0) {
             w.u8(FORMAT_V3).i64(next.range().end());
         }
         w.u8(FORMAT_V2)
