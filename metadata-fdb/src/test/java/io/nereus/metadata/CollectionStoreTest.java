@@ -115,7 +115,7 @@ class CollectionStoreTest {
         assertThat(retire(2, a)).isPresent();
         assertThat(await(f.slices.slice(2))).map(WalSlice::state).contains(WalSliceState.SEALED);
 
-        // once an object covers them, the runs leave the open-run key for FALLBACK; then they retire and it is collected
+        // once an object covers them, the runs leave the open-run key for FALLBACK; then they retire and it is marked
         publish(a, "obj-a", 0, 12);
         publish(b, "obj-b", 0, 12);
         assertThat(retire(2, a)).isEmpty();

@@ -200,7 +200,7 @@ class GenerationZeroRunsTest {
         assertThat(open.open()).isTrue();
         assertThat(open.range()).isEqualTo(OffsetRange.of(0, 5));
         assertThat(IndexKey.of(open)).isEqualTo(IndexKey.openRun(a));
-        // a scan of records ending above an offset meets the open run's key from anywhere: it keeps it only below its end
+        // a scan of records ending above an offset meets the open run's key from anywhere; it keeps it below its end
         assertThat(await(index.indexRecords(a, ReadView.COMMITTED, 4, 10))).containsExactly(open);
         assertThat(await(index.indexRecords(a, ReadView.COMMITTED, 5, 10))).isEmpty();
         assertThat(await(index.indexRecords(a, ReadView.COMMITTED, 90, 10))).isEmpty();

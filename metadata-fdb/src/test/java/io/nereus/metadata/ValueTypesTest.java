@@ -78,7 +78,8 @@ class ValueTypesTest {
         assertThat(t.earlier().hashCode()).isEqualTo(List.copyOf(t.earlier()).hashCode());
         assertThat(t).isEqualTo(new WalTarget(12, 2000, 2, List.copyOf(t.earlier())));
         assertThat(t.hashCode()).isEqualTo(new WalTarget(12, 2000, 2, List.copyOf(t.earlier())).hashCode());
-        assertThat(java.util.stream.IntStream.range(0, 4).mapToLong(t::sectionEntryId).toArray()).containsExactly(3, 5, 1000, 2000);
+        assertThat(java.util.stream.IntStream.range(0, 4).mapToLong(t::sectionEntryId).toArray())
+                .containsExactly(3, 5, 1000, 2000);
         assertThatThrownBy(() -> t.sectionEntryId(4)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThatThrownBy(() -> t.sectionEntryId(-1)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThat(t.earlierEnd(0)).isEqualTo(10);

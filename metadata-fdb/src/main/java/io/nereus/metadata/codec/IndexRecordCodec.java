@@ -147,7 +147,7 @@ public final class IndexRecordCodec {
         return new IndexKey(key.stream(), key.view(), end, key.generation());
     }
 
-    /** Decodes a value in format 1 or 2 that starts at {@code offset}, for the key {@code key} (stored at {@code at}). */
+    /** Decodes a value in format 1 or 2 starting at {@code offset}, for the key {@code key} (stored at {@code at}). */
     private IndexRecord decodeBody(IndexKey key, IndexKey at, byte[] value, int offset) {
         ValueReader r = new ValueReader(() -> WHAT + " of " + at, value, offset, value.length);
         int format = r.formatVersion(FORMAT_V1, FORMAT_V2);
