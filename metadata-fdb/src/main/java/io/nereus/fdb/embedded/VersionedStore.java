@@ -24,21 +24,57 @@ import java.util.NoSuchElementException;
  */
 final class VersionedStore {
     /**
-     * Versions and values of one key, oldest first, in slots {@code [start, end)} of the arrays; a {@code null}
-     * value is a deletion. A chain never changes what it shows: appending writes into a spare slot past {@code end}
-     * (invisible to holders of this chain) and returns a longer chain over the same arrays, and pruning returns a
-     * chain starting later over the same arrays, leaving the slots before it as they were (down to two entries,
-     * which move to fresh arrays so that a key written no more holds no old values); so a hot key costs amortized
-     * O(1) per write and per prune. When the arrays are full, the live slots move to new arrays (doubled when more
-     * than half of them are live).
+     * Versions and values of one key, oldest first, in entries {@code [start, end)}; a deletion has no value. The
+     * values' bytes sit one after another in one array, {@link #data}, each entry's place in it in {@link #spans}:
+     * a key written at every commit holds a window's worth of versions (hundreds), and as arrays of their own they
+     * were that many objects for the garbage collector to mark in every cycle, and references to trace. A read
+     * copies the value out of the shared array.
+     *
+     * <p>A chain never changes what it shows: appending writes an entry into a spare slot past {@code end} and its
+     * bytes past {@code dataEnd} (invisible to holders of this chain) and returns a longer chain over the same
+     * arrays, and pruning returns a chain starting later over the same arrays, leaving the entries before it as they
+     * were (down to two entries, which move to fresh arrays of their size so that a key written no more holds no old
+     * values); so a hot key costs amortized O(1) per write and per prune. When either array is full, the live
+     * entries move to new arrays (each doubled while what is live would fill more than half of it).
+     *
+     * @param spans per entry, the value's offset in {@code data} (high 32 bits) and its length plus one (low 32
+     *        bits; 0: a deletion)
+     * @param dataEnd where the bytes of the next value go in {@code data}
      */
-    record Chain(long[] versions, byte[][] values, int start, int end) {
+    record Chain(long[] versions, long[] spans, byte[] data, int start, int end, int dataEnd) {
+        private static final long DELETION = 0;
+
         static Chain of(long version, byte[] value) {
             long[] v = new long[2];
-            byte[][] vs = new byte[2][];
+            long[] sp = new long[2];
+            byte[] d = new byte[value == null ? 0 : value.length * 2];
             v[0] = version;
-            vs[0] = value;
-            return new Chain(v, vs, 0, 1);
+            return new Chain(v, sp, d, 0, 1, put(sp, 0, d, 0, value));
+        }
+
+        /** Writes {@code value} at {@code at} of {@code data} and its span at {@code entry}; returns the next free byte. */
+        private static int put(long[] spans, int entry, byte[] data, int at, byte[] value) {
+            if (value == null) {
+                spans[entry] = DELETION;
+                return at;
+            }
+            System.arraycopy(value, 0, data, at, value.length);
+            spans[entry] = (long) at << 32 | (value.length + 1L);
+            return at + value.length;
+        }
+
+        private static int length(long span) {
+            return (int) span - 1;
+        }
+
+        /** A copy of entry {@code i}'s value, {@code null} for a deletion. */
+        private byte[] value(int i) {
+            long span = spans[i];
+            if (span == DELETION) {
+                return null;
+            }
+            int offset = (int) (span >>> 32);
+            return Arrays.copyOfRange(data, offset, offset + length(span));
         }
 
         /** Entries in the chain. */
@@ -53,43 +89,96 @@ final class VersionedStore {
         byte[] valueAt(long version) {
             for (int i = end - 1; i >= start; i--) {
                 if (versions[i] <= version) {
-                    return values[i];
+                    return value(i);
                 }
             }
             return null;
         }
 
         byte[] latest() {
-            return values[end - 1];
+            return value(end - 1);
+        }
+
+        /** Whether the newest entry is a value, not a deletion. */
+        boolean latestIsValue() {
+            return spans[end - 1] != DELETION;
         }
 
         /** This chain with {@code value} at {@code version}; writer thread only, always on the newest chain. */
         Chain append(long version, byte[] value) {
+            int bytes = value == null ? 0 : value.length;
             if (versions[end - 1] == version) {
-                // A second write of the same key in one commit: replace the last entry in fresh arrays,
-                // since readers of this chain may be reading that slot.
+                // A second write of the same key in one commit: replace the last entry in fresh entry arrays, since
+                // readers of this chain may be reading that entry; its bytes go past dataEnd, which they never read.
                 long[] v = Arrays.copyOf(versions, versions.length);
-                byte[][] vs = Arrays.copyOf(values, values.length);
-                vs[end - 1] = value;
-                return new Chain(v, vs, start, end);
+                long[] sp = Arrays.copyOf(spans, spans.length);
+                if (dataEnd + bytes <= data.length) {
+                    return new Chain(v, sp, data, start, end, put(sp, end - 1, data, dataEnd, value));
+                }
+                return new Chain(v, sp, data, start, end - 1, dataEnd).moved(bytes).appendInPlace(version, value);
             }
-            long[] v = versions;
-            byte[][] vs = values;
-            int s = start;
-            int e = end;
-            if (e == v.length) {
-                int live = e - s;
-                int capacity = live * 2 > v.length ? v.length * 2 : v.length;
-                v = new long[capacity];
-                vs = new byte[capacity][];
-                System.arraycopy(versions, s, v, 0, live);
-                System.arraycopy(values, s, vs, 0, live);
-                s = 0;
-                e = live;
+            if (end == versions.length || dataEnd + bytes > data.length) {
+                return moved(bytes).appendInPlace(version, value);
             }
-            v[e] = version;
-            vs[e] = value;
-            return new Chain(v, vs, s, e + 1);
+            return appendInPlace(version, value);
+        }
+
+        /** This chain with the entry written into the spare slot past {@code end}, which must have room. */
+        private Chain appendInPlace(long version, byte[] value) {
+            versions[end] = version;
+            int next = put(spans, end, data, dataEnd, value);
+            return new Chain(versions, spans, data, start, end + 1, next);
+        }
+
+        /**
+         * The live entries in new arrays with room for one more entry of {@code bytes} value bytes: each array as large
+         * as before, or doubled while the live part with the new entry would fill more than half of it.
+         */
+        private Chain moved(int bytes) {
+            int live = end - start;
+            int liveBytes = liveBytes(start);
+            int entries = Math.max(versions.length, 2);
+            while ((live + 1) * 2 > entries) {
+                entries = Math.multiplyExact(entries, 2);
+            }
+            int capacity = Math.max(data.length, 16);
+            while ((long) (liveBytes + bytes) * 2 > capacity) {
+                capacity = Math.multiplyExact(capacity, 2);
+            }
+            return copied(start, entries, capacity);
+        }
+
+        /** Value bytes of the entries from {@code from} to {@code end}. */
+        private int liveBytes(int from) {
+            int n = 0;
+            for (int i = from; i < end; i++) {
+                if (spans[i] != DELETION) {
+                    n += length(spans[i]);
+                }
+            }
+            return n;
+        }
+
+        /** Entries {@code [from, end)} in new arrays of {@code entries} entries and {@code capacity} bytes. */
+        private Chain copied(int from, int entries, int capacity) {
+            long[] v = new long[entries];
+            long[] sp = new long[entries];
+            byte[] d = new byte[capacity];
+            int n = end - from;
+            System.arraycopy(versions, from, v, 0, n);
+            int at = 0;
+            for (int i = 0; i < n; i++) {
+                long span = spans[from + i];
+                if (span == DELETION) {
+                    sp[i] = DELETION;
+                } else {
+                    int length = length(span);
+                    System.arraycopy(data, (int) (span >>> 32), d, at, length);
+                    sp[i] = (long) at << 32 | (length + 1L);
+                    at += length;
+                }
+            }
+            return new Chain(v, sp, d, 0, n, at);
         }
 
         /** This chain without entries made obsolete by {@code cutoff}, or {@code null} when nothing remains. */
@@ -101,22 +190,17 @@ final class VersionedStore {
             while (keep + 1 < end && versions[keep + 1] <= cutoff) {
                 keep++;
             }
-            if (keep == end - 1 && values[keep] == null && versions[keep] <= cutoff) {
+            if (keep == end - 1 && spans[keep] == DELETION && versions[keep] <= cutoff) {
                 return null;
             }
             if (keep == start) {
                 return this;
             }
-            int n = end - keep;
-            if (n <= 2) {
-                // a key no longer written often: fresh small arrays, so the slots before keep do not keep old values
-                long[] v = new long[2];
-                byte[][] vs = new byte[2][];
-                System.arraycopy(versions, keep, v, 0, n);
-                System.arraycopy(values, keep, vs, 0, n);
-                return new Chain(v, vs, 0, n);
+            if (end - keep <= 2) {
+                // a key no longer written often: fresh small arrays, so the old values before keep are let go
+                return copied(keep, 2, liveBytes(keep));
             }
-            return new Chain(versions, values, keep, end);
+            return new Chain(versions, spans, data, keep, end, dataEnd);
         }
     }
 
@@ -168,6 +252,12 @@ final class VersionedStore {
             return c == null ? first : c == REMOVED ? null : c.latest();
         }
 
+        /** Whether the newest entry is a value (not a deletion, not removed), without copying it; writer thread. */
+        boolean holdsValue() {
+            Chain c = chain;
+            return c == null ? first != null : c != REMOVED && c.latestIsValue();
+        }
+
         long latestVersion() {
             Chain c = chain;
             return c == null ? firstVersion : c.latestVersion();
@@ -185,7 +275,7 @@ final class VersionedStore {
     }
 
     /** What a removed slot's chain is. */
-    private static final Chain REMOVED = new Chain(new long[0], new byte[0][], 0, 0);
+    private static final Chain REMOVED = new Chain(new long[0], new long[0], new byte[0], 0, 0, 0);
 
     /**
      * The slots written, with the version of each write, in version order: what {@link #prune} visits. A ring of two
@@ -298,7 +388,7 @@ final class VersionedStore {
      */
     Slot clearKey(long version, byte[] key) {
         Slot s = byKey.get(key, Bytes.hash(key));
-        if (s != null && !s.removed() && s.latest() != null) {
+        if (s != null && s.holdsValue()) {
             write(version, s, null);
             return s;
         }
@@ -319,7 +409,7 @@ final class VersionedStore {
         }
         for (Iterator<Slot> it = ordered.working(begin, end, false); it.hasNext(); ) {
             Slot s = it.next();
-            if (!s.removed() && s.latest() != null) {
+            if (s.holdsValue()) {
                 write(version, s, null);
             }
         }
