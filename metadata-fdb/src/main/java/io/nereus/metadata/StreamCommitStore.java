@@ -283,8 +283,9 @@ public final class StreamCommitStore {
                 byte[] extended = run == null ? null
                         : IndexRecordCodec.INSTANCE.extendRun(openKey, run, record, runSections);
                 if (extended == null && run != null) {
-                    IndexRecord closed = IndexRecordCodec.INSTANCE.decode(openKey, run).storedOpen(false);
-                    tr.set(ks.indexKey(IndexKey.of(closed)), IndexRecordCodec.INSTANCE.encode(closed));
+                    // extendRun checked the value as decode does; closing it moves its bytes under its end
+                    Map.Entry<IndexKey, byte[]> closed = IndexRecordCodec.INSTANCE.closeOpenRun(openKey, run);
+                    tr.set(ks.indexKey(closed.getKey()), closed.getValue());
                 }
                 openRuns.put(a.stream(), extended != null ? extended
                         : IndexRecordCodec.INSTANCE.encode(record.storedOpen(true)));

@@ -13,7 +13,9 @@ import io.nereus.metadata.ReadTarget;
 import io.nereus.metadata.ReadView;
 import io.nereus.metadata.WalTarget;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Binary form of the value of a generation-index record; the key supplies stream, view, end offset and
@@ -145,6 +147,22 @@ public final class IndexRecordCodec {
         }
         r.u8("open run's record format"); // the record follows: a value that ends here is truncated
         return new IndexKey(key.stream(), key.view(), end, key.generation());
+    }
+
+    /**
+     * Closes the open run {@code stored} (the format-3 value at the open-run key {@code key}): the key under its own
+     * end and the value there, the run's format-1/2 value that follows the prefix, byte for byte what
+     * {@link #encode} gives for the record closed. So the commit that closes a run copies it instead of decoding and
+     * encoding its sections. The prefix is checked as {@link #decode} checks it; the rest is copied as it is, so the
+     * caller has decoded or extended {@code stored} first ({@link #extendRun} refuses what decode would).
+     *
+     * @throws io.nereus.error.NereusException METADATA_FORMAT when {@code stored} is no open run's value
+     */
+    public Map.Entry<IndexKey, byte[]> closeOpenRun(IndexKey key, byte[] stored) {
+        if (!key.isOpenRun()) {
+            throw new IllegalArgumentException("not the open-run key: " + key);
+        }
+        return Map.entry(openRunEnd(key, stored), Arrays.copyOfRange(stored, OPEN_RUN_PREFIX, stored.length));
     }
 
     /** Decodes a value in format 1 or 2 starting at {@code offset}, for the key {@code key} (stored at {@code at}). */

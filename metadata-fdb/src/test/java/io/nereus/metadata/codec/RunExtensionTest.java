@@ -1,6 +1,7 @@
 package io.nereus.metadata.codec;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nereus.error.NereusException;
 import io.nereus.metadata.Checksum;
@@ -14,6 +15,7 @@ import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalTarget;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -94,6 +96,26 @@ class RunExtensionTest {
             assertThat(decoded.open()).isEqualTo(run.open());
         }
         assertThat(continued).as("runs that continued").isGreaterThan(5_000);
+    }
+
+    @Test
+    void closingAnOpenRun_givesTheKeyUnderItsEndAndTheValueEncodingGivesTheClosedRecord() {
+        Random rnd = new Random(12);
+        for (int i = 0; i < 5_000; i++) {
+            IndexRecord open = run(rnd, rnd.nextInt(3), rnd.nextInt(3) == 0 ? 0 : rnd.nextLong(1L << 50),
+                    1 + rnd.nextInt(WalTarget.MAX_SECTIONS)).storedOpen(true);
+            IndexRecord closed = open.storedOpen(false);
+            Map.Entry<IndexKey, byte[]> c = CODEC.closeOpenRun(IndexKey.openRun(S), CODEC.encode(open));
+            assertThat(c.getKey()).as("run %s", open).isEqualTo(IndexKey.atEnd(open)).isEqualTo(IndexKey.of(closed));
+            assertThat(c.getValue()).as("run %s", open).isEqualTo(CODEC.encode(closed));
+            assertThat(CODEC.decode(c.getKey(), c.getValue())).isEqualTo(closed);
+        }
+        IndexRecord open = run(rnd, 1, 10, 3).storedOpen(true);
+        byte[] value = CODEC.encode(open);
+        value[0] = IndexRecordCodec.FORMAT_V2;
+        assertThatThrownBy(() -> CODEC.closeOpenRun(IndexKey.openRun(S), value)).isInstanceOf(NereusException.class);
+        assertThatThrownBy(() -> CODEC.closeOpenRun(IndexKey.atEnd(open), CODEC.encode(open)))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
