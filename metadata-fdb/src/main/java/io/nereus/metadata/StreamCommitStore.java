@@ -15,13 +15,11 @@ import io.nereus.metadata.codec.WalSliceCodec;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -165,41 +163,115 @@ public final class StreamCommitStore {
 
     private CompletableFuture<CommitResult> commitBody(Transaction tr, List<StreamAppend> batch, int runSections) {
         // sized for one append per stream, the usual shape, so that no map grows while a commit is built
-        int n = batch.size();
-        Map<StreamId, CompletableFuture<byte[]>> heads = new LinkedHashMap<>(capacity(n));
-        Map<StreamId, CompletableFuture<byte[]>> runs = new HashMap<>(capacity(n));
-        Map<Slot, CompletableFuture<byte[]>> intents = new HashMap<>(capacity(n));
+        Map<StreamId, StreamCommit> streams = new LinkedHashMap<>(capacity(batch.size()));
         Map<Long, CompletableFuture<byte[]>> slices = new HashMap<>();
+        List<CompletableFuture<byte[]>> all = new ArrayList<>(3 * batch.size() + 1);
         for (StreamAppend a : batch) {
-            heads.computeIfAbsent(a.stream(), s -> tr.get(ks.headKey(s)));
-            // The stream's open run, which its first append here may continue. Read with a conflict range: a
-            // publication moving it to FALLBACK or a trim retiring it must not be overwritten.
-            runs.computeIfAbsent(a.stream(), s -> tr.get(ks.indexKey(IndexKey.openRun(s))));
-            // Snapshot reads: only a commit of the same stream writes its intents, and that commit also writes the
-            // head read above, so the head's conflict already covers them.
-            intents.computeIfAbsent(Slot.of(a),
-                    k -> tr.snapshot().get(ks.intentKey(a.stream(), a.target().sliceId())));
-            slices.computeIfAbsent(a.target().sliceId(), id -> tr.get(ks.walSliceKey(id)));
+            StreamCommit sc = streams.get(a.stream());
+            if (sc == null) {
+                sc = new StreamCommit(a.stream(), ks);
+                // The stream's open run, which its first append here may continue, is read with a conflict range: a
+                // publication moving it to FALLBACK or a trim retiring it must not be overwritten.
+                sc.headRead = tr.get(sc.headKey);
+                sc.runRead = tr.get(sc.openRunKey);
+                all.add(sc.headRead);
+                all.add(sc.runRead);
+                streams.put(a.stream(), sc);
+            }
+            long sliceId = a.target().sliceId();
+            if (sc.slice(sliceId) == null) {
+                // A snapshot read: only a commit of the same stream writes its intents, and that commit also writes
+                // the head read above, so the head's conflict already covers them.
+                byte[] intentKey = ks.intentKey(a.stream(), sliceId);
+                InSlice in = sc.add(new InSlice(sliceId, intentKey, tr.snapshot().get(intentKey)));
+                all.add(in.intentRead);
+            }
+            if (!slices.containsKey(sliceId)) {
+                CompletableFuture<byte[]> slice = tr.get(ks.walSliceKey(sliceId));
+                slices.put(sliceId, slice);
+                all.add(slice);
+            }
         }
-        List<CompletableFuture<byte[]>> all = new ArrayList<>(heads.size() + runs.size() + intents.size()
-                + slices.size());
-        all.addAll(heads.values());
-        all.addAll(runs.values());
-        all.addAll(intents.values());
-        all.addAll(slices.values());
         return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).thenCompose(ignored -> {
-            // decoded once; a stream without a head (unknown) is absent, and the decision reports it in batch order
-            Map<StreamId, StreamHead> stored = new HashMap<>(capacity(heads.size()));
-            for (Map.Entry<StreamId, CompletableFuture<byte[]>> h : heads.entrySet()) {
-                byte[] bytes = h.getValue().join();
+            // decoded once; a stream without a head (unknown) keeps none, and the decision reports it in batch order
+            for (StreamCommit sc : streams.values()) {
+                byte[] bytes = sc.headRead.join();
                 if (bytes != null) {
-                    stored.put(h.getKey(), StreamHeadCodec.INSTANCE.decode(bytes));
+                    sc.stored = StreamHeadCodec.INSTANCE.decode(bytes);
                 }
             }
-            return coveringRecords(tr, batch, stored)
-                    .thenApply(covering -> decideAndWrite(tr, batch, stored, covering, runs, intents, slices,
-                            runSections));
+            return coveringRecords(tr, batch, streams)
+                    .thenApply(covering -> decideAndWrite(tr, batch, streams, covering, slices, runSections));
         });
+    }
+
+    /**
+     * One stream of a commit: its keys, built once for the reads and the writes, what the reads found, and what the
+     * commit writes for it. Used by the one thread running the commit's body at a time.
+     */
+    private static final class StreamCommit {
+        final StreamId stream;
+        final byte[] headKey;
+        final IndexKey openRun;
+        final byte[] openRunKey;
+        CompletableFuture<byte[]> headRead;
+        CompletableFuture<byte[]> runRead;
+        /** The slices the stream appends into in this commit, in the order first met (usually one). */
+        InSlice slices;
+        /** The stored head; null when the stream has none (unknown). */
+        StreamHead stored;
+        /** The head after the appends decided so far; null before the first. */
+        StreamHead current;
+        /** The open run's value after the appends applied so far; only once {@link #runWritten}. */
+        byte[] runValue;
+        boolean runWritten;
+
+        StreamCommit(StreamId stream, NereusKeyspace ks) {
+            this.stream = stream;
+            this.headKey = ks.headKey(stream);
+            this.openRun = IndexKey.openRun(stream);
+            this.openRunKey = ks.indexKey(openRun);
+        }
+
+        InSlice slice(long sliceId) {
+            for (InSlice in = slices; in != null; in = in.next) {
+                if (in.sliceId == sliceId) {
+                    return in;
+                }
+            }
+            return null;
+        }
+
+        InSlice add(InSlice in) {
+            if (slices == null) {
+                slices = in;
+            } else {
+                InSlice last = slices;
+                while (last.next != null) {
+                    last = last.next;
+                }
+                last.next = in;
+            }
+            return in;
+        }
+    }
+
+    /** A stream's appends into one WAL slice within a commit: its intent's key and read, the range it advances. */
+    private static final class InSlice {
+        final long sliceId;
+        final byte[] intentKey;
+        final CompletableFuture<byte[]> intentRead;
+        InSlice next;
+        /** The first offset the stream committed into the slice, once an append into it is applied; else -1. */
+        long first = -1;
+        /** The end of the stream's last append applied into the slice. */
+        long end;
+
+        InSlice(long sliceId, byte[] intentKey, CompletableFuture<byte[]> intentRead) {
+            this.sliceId = sliceId;
+            this.intentKey = intentKey;
+            this.intentRead = intentRead;
+        }
     }
 
     /**
@@ -210,11 +282,11 @@ public final class StreamCommitStore {
      * only a commit of the same stream writes these records, and it writes the head read before them too.
      */
     private CompletableFuture<List<Optional<IndexRecord>>> coveringRecords(Transaction tr, List<StreamAppend> batch,
-            Map<StreamId, StreamHead> stored) {
+            Map<StreamId, StreamCommit> streams) {
         List<CompletableFuture<Optional<IndexRecord>>> reads = null;
         for (int i = 0; i < batch.size(); i++) {
             StreamAppend a = batch.get(i);
-            StreamHead head = stored.get(a.stream());
+            StreamHead head = streams.get(a.stream()).stored;
             if (head == null || head.committedEnd() < a.range().end()) {
                 continue;
             }
@@ -236,22 +308,17 @@ public final class StreamCommitStore {
                 .thenApply(ignored -> all.stream().map(CompletableFuture::join).toList());
     }
 
-    private CommitResult decideAndWrite(Transaction tr, List<StreamAppend> batch,
-            Map<StreamId, StreamHead> stored, List<Optional<IndexRecord>> covering,
-            Map<StreamId, CompletableFuture<byte[]>> runs, Map<Slot, CompletableFuture<byte[]>> intents,
-            Map<Long, CompletableFuture<byte[]>> slices, int runSections) {
+    private CommitResult decideAndWrite(Transaction tr, List<StreamAppend> batch, Map<StreamId, StreamCommit> streams,
+            List<Optional<IndexRecord>> covering, Map<Long, CompletableFuture<byte[]>> slices, int runSections) {
         int n = batch.size();
-        Map<StreamId, StreamHead> current = new HashMap<>(capacity(stored.size()));
         Map<Long, Optional<WalSliceState>> sliceStates = new HashMap<>();
         List<AppendOutcome> outcomes = new ArrayList<>(n);
-        for (int i = 0; i < batch.size(); i++) {
+        for (int i = 0; i < n; i++) {
             StreamAppend a = batch.get(i);
-            StreamHead head = current.get(a.stream());
+            StreamCommit sc = streams.get(a.stream());
+            StreamHead head = sc.current != null ? sc.current : sc.stored;
             if (head == null) {
-                head = stored.get(a.stream());
-                if (head == null) {
-                    return new CommitResult.UnknownStream(a.stream());
-                }
+                return new CommitResult.UnknownStream(a.stream());
             }
             AppendOutcome o = AppendOutcome.decide(head, covering.get(i), a);
             if (!o.permitsCommit()) {
@@ -264,57 +331,53 @@ public final class StreamCommitStore {
                     return new CommitResult.SliceNotOpen(a.target().sliceId(), slice);
                 }
             }
-            current.put(a.stream(), o instanceof AppendOutcome.Apply apply ? apply.next() : head);
+            sc.current = o instanceof AppendOutcome.Apply apply ? apply.next() : head;
             outcomes.add(o);
         }
         List<StreamHead> result = new ArrayList<>(n);
-        Set<StreamId> advanced = new HashSet<>(capacity(stored.size()));
-        // the value each advanced stream's open-run key holds after this commit
-        Map<StreamId, byte[]> openRuns = new LinkedHashMap<>(capacity(stored.size()));
-        Map<Slot, OffsetRange> inSlice = new LinkedHashMap<>(capacity(intents.size()));
-        for (int i = 0; i < batch.size(); i++) {
+        for (int i = 0; i < n; i++) {
             StreamAppend a = batch.get(i);
             AppendOutcome o = outcomes.get(i);
-            if (o instanceof AppendOutcome.Apply apply) {
-                advanced.add(a.stream());
-                IndexRecord record = apply.record();
-                IndexKey openKey = IndexKey.openRun(a.stream());
-                byte[] run = openRuns.containsKey(a.stream()) ? openRuns.get(a.stream()) : runs.get(a.stream()).join();
-                byte[] extended = run == null ? null
-                        : IndexRecordCodec.INSTANCE.extendRun(openKey, run, record, runSections);
-                if (extended == null && run != null) {
-                    // extendRun checked the value as decode does; closing it moves its bytes under its end
-                    Map.Entry<IndexKey, byte[]> closed = IndexRecordCodec.INSTANCE.closeOpenRun(openKey, run);
-                    tr.set(ks.indexKey(closed.getKey()), closed.getValue());
-                }
-                openRuns.put(a.stream(), extended != null ? extended
-                        : IndexRecordCodec.INSTANCE.encode(record.storedOpen(true)));
-                Slot slot = Slot.of(a);
-                OffsetRange before = inSlice.get(slot);
-                if (before == null) {
-                    byte[] intent = intents.get(slot).join();
-                    if (intent == null) {
-                        tr.set(ks.intentKey(a.stream(), a.target().sliceId()), WalIntentCodec.INSTANCE.encode(a.intent()));
-                    }
-                    long first = intent == null ? a.range().start()
-                            : Math.min(WalIntentCodec.INSTANCE.decode(intent).firstOffset(), a.range().start());
-                    before = OffsetRange.of(first, first);
-                }
-                inSlice.put(slot, OffsetRange.of(before.start(), a.range().end()));
-                result.add(apply.next());
-            } else {
+            if (!(o instanceof AppendOutcome.Apply apply)) {
                 result.add(((AppendOutcome.AlreadyApplied) o).head());
+                continue;
             }
+            StreamCommit sc = streams.get(a.stream());
+            IndexRecord record = apply.record();
+            byte[] run = sc.runWritten ? sc.runValue : sc.runRead.join();
+            byte[] extended = run == null ? null
+                    : IndexRecordCodec.INSTANCE.extendRun(sc.openRun, run, record, runSections);
+            if (extended == null && run != null) {
+                // extendRun checked the value as decode does; closing it moves its bytes under its end
+                Map.Entry<IndexKey, byte[]> closed = IndexRecordCodec.INSTANCE.closeOpenRun(sc.openRun, run);
+                tr.set(ks.indexKey(closed.getKey()), closed.getValue());
+            }
+            sc.runValue = extended != null ? extended : IndexRecordCodec.INSTANCE.encode(record.storedOpen(true));
+            sc.runWritten = true;
+            InSlice in = sc.slice(a.target().sliceId());
+            if (in.first < 0) {
+                byte[] intent = in.intentRead.join();
+                if (intent == null) {
+                    tr.set(in.intentKey, WalIntentCodec.INSTANCE.encode(a.intent()));
+                }
+                in.first = intent == null ? a.range().start()
+                        : Math.min(WalIntentCodec.INSTANCE.decode(intent).firstOffset(), a.range().start());
+            }
+            in.end = a.range().end();
+            result.add(apply.next());
         }
-        for (Map.Entry<StreamId, byte[]> run : openRuns.entrySet()) {
-            tr.set(ks.indexKey(IndexKey.openRun(run.getKey())), run.getValue());
-        }
-        for (StreamId s : advanced) {
-            tr.set(ks.headKey(s), StreamHeadCodec.INSTANCE.encode(current.get(s)));
-        }
-        for (Map.Entry<Slot, OffsetRange> e : inSlice.entrySet()) {
-            tr.set(ks.walStreamKey(e.getKey().sliceId(), e.getKey().stream()),
-                    OffsetRangeCodec.INSTANCE.encode(e.getValue()));
+        for (StreamCommit sc : streams.values()) {
+            if (!sc.runWritten) {
+                continue; // no append of the stream applied: nothing of it changes
+            }
+            tr.set(sc.openRunKey, sc.runValue);
+            tr.set(sc.headKey, StreamHeadCodec.INSTANCE.encode(sc.current));
+            for (InSlice in = sc.slices; in != null; in = in.next) {
+                if (in.first >= 0) {
+                    tr.set(ks.walStreamKey(in.sliceId, sc.stream), OffsetRangeCodec.INSTANCE.encode(
+                            OffsetRange.of(in.first, in.end)));
+                }
+            }
         }
         return new CommitResult.Committed(result);
     }
@@ -322,13 +385,6 @@ public final class StreamCommitStore {
     /** A hash map capacity that holds {@code entries} without resizing. */
     private static int capacity(int entries) {
         return (int) (entries / 0.75f) + 1;
-    }
-
-    /** A stream in one WAL slice: the key of its intent and of its range in the slice. */
-    private record Slot(StreamId stream, long sliceId) {
-        static Slot of(StreamAppend a) {
-            return new Slot(a.stream(), a.target().sliceId());
-        }
     }
 
     /** The intent of {@code stream} in WAL slice {@code sliceId}, if the stream ever wrote into it. */
