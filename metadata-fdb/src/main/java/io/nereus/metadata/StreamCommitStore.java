@@ -325,8 +325,8 @@ public final class StreamCommitStore {
                 return new CommitResult.Rejected(a, o);
             }
             if (o instanceof AppendOutcome.Apply) {
-                Optional<WalSliceState> slice = sliceStates.computeIfAbsent(a.target().sliceId(),
-                        id -> Optional.ofNullable(slices.get(id).join()).map(b -> WalSliceCodec.INSTANCE.decode(b).state()));
+                Optional<WalSliceState> slice = sliceStates.computeIfAbsent(a.target().sliceId(), id -> Optional
+                        .ofNullable(slices.get(id).join()).map(b -> WalSliceCodec.INSTANCE.decode(b).state()));
                 if (slice.isEmpty() || slice.get() != WalSliceState.OPEN) {
                     return new CommitResult.SliceNotOpen(a.target().sliceId(), slice);
                 }

@@ -27,8 +27,9 @@ final class VersionedStore {
      * Versions and values of one key, oldest first, in entries {@code [start, end)}; a deletion has no value. The
      * values' bytes sit one after another in one array, {@link #data}, each entry's place in it in {@link #spans}:
      * a key written at every commit holds a window's worth of versions (hundreds), and as arrays of their own they
-     * were that many objects for the garbage collector to mark in every cycle, and references to trace. A read
-     * copies the value out of the shared array.
+     * were that many objects for the garbage collector to mark in every cycle, and references to trace. A read of an
+     * older version copies its value out of the shared array; the newest value, what almost every read wants, is
+     * also kept as the array it was written with ({@link #newest}) and handed out as it is, as a key's only value is.
      *
      * <p>A chain never changes what it shows: appending writes an entry into a spare slot past {@code end} and its
      * bytes past {@code dataEnd} (invisible to holders of this chain) and returns a longer chain over the same
@@ -40,8 +41,9 @@ final class VersionedStore {
      * @param spans per entry, the value's offset in {@code data} (high 32 bits) and its length plus one (low 32
      *        bits; 0: a deletion)
      * @param dataEnd where the bytes of the next value go in {@code data}
+     * @param newest the newest entry's value as written ({@code null}: a deletion)
      */
-    record Chain(long[] versions, long[] spans, byte[] data, int start, int end, int dataEnd) {
+    record Chain(long[] versions, long[] spans, byte[] data, int start, int end, int dataEnd, byte[] newest) {
         private static final long DELETION = 0;
 
         static Chain of(long version, byte[] value) {
@@ -49,10 +51,10 @@ final class VersionedStore {
             long[] sp = new long[2];
             byte[] d = new byte[value == null ? 0 : value.length * 2];
             v[0] = version;
-            return new Chain(v, sp, d, 0, 1, put(sp, 0, d, 0, value));
+            return new Chain(v, sp, d, 0, 1, put(sp, 0, d, 0, value), value);
         }
 
-        /** Writes {@code value} at {@code at} of {@code data} and its span at {@code entry}; returns the next free byte. */
+        /** Writes {@code value} at {@code at} of {@code data}, its span at {@code entry}; returns the next free byte. */
         private static int put(long[] spans, int entry, byte[] data, int at, byte[] value) {
             if (value == null) {
                 spans[entry] = DELETION;
@@ -87,7 +89,10 @@ final class VersionedStore {
         }
 
         byte[] valueAt(long version) {
-            for (int i = end - 1; i >= start; i--) {
+            if (versions[end - 1] <= version) {
+                return newest;
+            }
+            for (int i = end - 2; i >= start; i--) {
                 if (versions[i] <= version) {
                     return value(i);
                 }
@@ -96,7 +101,7 @@ final class VersionedStore {
         }
 
         byte[] latest() {
-            return value(end - 1);
+            return newest;
         }
 
         /** Whether the newest entry is a value, not a deletion. */
@@ -113,9 +118,9 @@ final class VersionedStore {
                 long[] v = Arrays.copyOf(versions, versions.length);
                 long[] sp = Arrays.copyOf(spans, spans.length);
                 if (dataEnd + bytes <= data.length) {
-                    return new Chain(v, sp, data, start, end, put(sp, end - 1, data, dataEnd, value));
+                    return new Chain(v, sp, data, start, end, put(sp, end - 1, data, dataEnd, value), value);
                 }
-                return new Chain(v, sp, data, start, end - 1, dataEnd).moved(bytes).appendInPlace(version, value);
+                return new Chain(v, sp, data, start, end - 1, dataEnd, null).moved(bytes).appendInPlace(version, value);
             }
             if (end == versions.length || dataEnd + bytes > data.length) {
                 return moved(bytes).appendInPlace(version, value);
@@ -127,7 +132,7 @@ final class VersionedStore {
         private Chain appendInPlace(long version, byte[] value) {
             versions[end] = version;
             int next = put(spans, end, data, dataEnd, value);
-            return new Chain(versions, spans, data, start, end + 1, next);
+            return new Chain(versions, spans, data, start, end + 1, next, value);
         }
 
         /**
@@ -178,7 +183,7 @@ final class VersionedStore {
                     at += length;
                 }
             }
-            return new Chain(v, sp, d, 0, n, at);
+            return new Chain(v, sp, d, 0, n, at, newest);
         }
 
         /** This chain without entries made obsolete by {@code cutoff}, or {@code null} when nothing remains. */
@@ -200,7 +205,7 @@ final class VersionedStore {
                 // a key no longer written often: fresh small arrays, so the old values before keep are let go
                 return copied(keep, 2, liveBytes(keep));
             }
-            return new Chain(versions, spans, data, keep, end, dataEnd);
+            return new Chain(versions, spans, data, keep, end, dataEnd, newest);
         }
     }
 
@@ -275,7 +280,7 @@ final class VersionedStore {
     }
 
     /** What a removed slot's chain is. */
-    private static final Chain REMOVED = new Chain(new long[0], new long[0], new byte[0], 0, 0, 0);
+    private static final Chain REMOVED = new Chain(new long[0], new long[0], new byte[0], 0, 0, 0, null);
 
     /**
      * The slots written, with the version of each write, in version order: what {@link #prune} visits. A ring of two
