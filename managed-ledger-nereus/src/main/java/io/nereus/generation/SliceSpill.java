@@ -27,8 +27,8 @@ import java.util.function.Consumer;
  * heap arrays per entry (and the file channel copies nothing to a temporary buffer). Writes collect in a
  * {@value #WRITE_BEHIND}-byte buffer that goes to the file when full or when a read wants bytes still in it: a
  * record's entries are a section of one WAL batch, a kilobyte or two at a thousand streams, and writing each with a
- * call of its own made the kernel zero the rest of every page it started (a profile of a copy at 1,000 streams: an
- * eighth of the materializer thread's time). Confined to the materializer's thread.
+ * call of its own made the kernel zero the rest of every page it started (a profile of a copy at 1,000 streams: a
+ * sixth of the materializer thread's samples). Confined to the materializer's thread.
  */
 final class SliceSpill implements AutoCloseable {
     private static final int ENTRY_HEADER = 8 + 8 + 4;

@@ -169,11 +169,7 @@ public final class StreamCommitStore {
         for (StreamAppend a : batch) {
             StreamCommit sc = streams.get(a.stream());
             if (sc == null) {
-                sc = new StreamCommit(a.stream(), ks);
-                // The stream's open run, which its first append here may continue, is read with a conflict range: a
-                // publication moving it to FALLBACK or a trim retiring it must not be overwritten.
-                sc.headRead = tr.get(sc.headKey);
-                sc.runRead = tr.get(sc.openRunKey);
+                sc = new StreamCommit(a.stream(), ks, tr);
                 all.add(sc.headRead);
                 all.add(sc.runRead);
                 streams.put(a.stream(), sc);
@@ -214,8 +210,8 @@ public final class StreamCommitStore {
         final byte[] headKey;
         final IndexKey openRun;
         final byte[] openRunKey;
-        CompletableFuture<byte[]> headRead;
-        CompletableFuture<byte[]> runRead;
+        final CompletableFuture<byte[]> headRead;
+        final CompletableFuture<byte[]> runRead;
         /** The slices the stream appends into in this commit, in the order first met (usually one). */
         InSlice slices;
         /** The stored head; null when the stream has none (unknown). */
@@ -226,11 +222,16 @@ public final class StreamCommitStore {
         byte[] runValue;
         boolean runWritten;
 
-        StreamCommit(StreamId stream, NereusKeyspace ks) {
+        /** Issues the stream's reads in {@code tr}: its head, and its open run, which its first append may continue. */
+        StreamCommit(StreamId stream, NereusKeyspace ks, Transaction tr) {
             this.stream = stream;
             this.headKey = ks.headKey(stream);
             this.openRun = IndexKey.openRun(stream);
             this.openRunKey = ks.indexKey(openRun);
+            this.headRead = tr.get(headKey);
+            // with a conflict range: a publication moving the open run to FALLBACK or a trim retiring it must not be
+            // overwritten
+            this.runRead = tr.get(openRunKey);
         }
 
         InSlice slice(long sliceId) {
