@@ -526,8 +526,9 @@ class NereusManagedLedgerTest {
      * failure, fails too: the broker fences the topic only once it sees e1 fail and its producer then resends e1 and
      * everything after it, so e2 stored in between would precede e1. The WAL slice under the ledger is fenced by a
      * recovery open from another BookKeeper client (as a takeover does) so that e1's write fails; the ledger's
-     * executor is held while e1 fails, so that e2's hand-off comes before e1's failure is delivered. Once both have
-     * completed, the ledger appends again right after what it stored.
+     * executor is held from right after e1's hand-off until e1 has failed, so that e2's hand-off comes after e1's
+     * failure and before its delivery. Once both have completed, the ledger appends again right after what it
+     * stored.
      */
     @Test
     void appendHandedOffAfterAnEarlierFailed_failsToo_soNoLaterAppendIsStoredAheadOfAnEarlierOne() throws Exception {
@@ -540,21 +541,32 @@ class NereusManagedLedgerTest {
         TestLedgers.recover(BK.newClient(), slice, CONFIG.wal().password());
         long session = stream.writeSession();
 
-        CompletableFuture<Position> e1 = add(ml, "e1");
+        // both are added on the ledger's executor, with a hold queued between their hand-offs: e1's failure can only
+        // be delivered after e2's hand-off, whatever this thread's scheduling (e1 added from here with the hold
+        // queued afterwards could fail and be delivered first, and e2 would then rightly be stored: the broker would
+        // have seen e1 fail before it added e2)
+        var ledgerExecutor = executors.get("b1").chooseThread(name);
         CountDownLatch held = new CountDownLatch(1);
-        executors.get("b1").chooseThread(name).execute(() -> {
-            try {
-                held.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        CompletableFuture<List<CompletableFuture<Position>>> added = new CompletableFuture<>();
+        ledgerExecutor.execute(() -> {
+            CompletableFuture<Position> a1 = add(ml, "e1"); // its hand-off is queued behind this task
+            ledgerExecutor.execute(() -> {
+                try {
+                    held.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            added.complete(List.of(a1, add(ml, "e2"))); // e2's hand-off waits behind the hold
         });
-        CompletableFuture<Position> e2 = add(ml, "e2"); // its hand-off waits behind the held executor
+        CompletableFuture<Position> e1 = added.get(30, TimeUnit.SECONDS).get(0);
+        CompletableFuture<Position> e2 = added.get().get(1);
         Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> stream.writeSession() != session);
         held.countDown();
 
-        assertThatThrownBy(() -> e1.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(ManagedLedgerException.class);
-        assertThatThrownBy(() -> e2.get(30, TimeUnit.SECONDS)).as("e2, after e1 failed")
+        assertThatThrownBy(() -> e1.get(30, TimeUnit.SECONDS), "e1, written to the fenced slice")
+                .hasCauseInstanceOf(ManagedLedgerException.class);
+        assertThatThrownBy(() -> e2.get(30, TimeUnit.SECONDS), "e2, handed off after e1 failed")
                 .hasCauseInstanceOf(ManagedLedgerException.class);
         Position after = ml.addEntry(bytes("after"));
         assertThat(after.getEntryId()).isEqualTo(first.getEntryId() + 1);
