@@ -119,10 +119,11 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             // the WAL's lease and first slice now, not at the first append: stock storage creates a topic's ledger
             // when the topic loads, and Pulsar's tests expect the first append to be as quick as the ones after it
             streams.openWal();
-            // as many threads as the executor of Pulsar's own managed ledgers, the BookKeeper client's worker pool
-            // (bookkeeperClientNumWorkerThreads, by default one per core): with more threads than cores, a thread
-            // that has run its share of a commit's completions parks, and is woken again for the next one (8
-            // threads on 2 cores: a third of these threads' CPU time in the kernel, a tenth with 2; docs/benchmarks.md)
+            // as many threads (at least two) as the executor of Pulsar's own managed ledgers, the BookKeeper
+            // client's worker pool (bookkeeperClientNumWorkerThreads, by default one per core): with more threads
+            // than cores, a thread that has run its share of a commit's completions parks, and is woken again for
+            // the next one (8 threads on 2 cores: a third of these threads' CPU time in the kernel, about a tenth
+            // with 2; docs/benchmarks.md)
             ledgerExecutor = OrderedExecutor.newBuilder().name("nereus-ml")
                     .numThreads(Math.max(2, conf.getBookkeeperClientNumWorkerThreads())).build();
             factory = new NereusManagedLedgerFactory(metadata, streams, new TopicNodes(metadataStore), ledgerExecutor,
