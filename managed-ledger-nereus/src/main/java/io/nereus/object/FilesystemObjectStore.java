@@ -3,6 +3,7 @@ package io.nereus.object;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -58,6 +59,11 @@ import org.slf4j.LoggerFactory;
  * nobody's) before it checks that the filesystem supports hard links. Directories made for names are created
  * durably and left in place when their objects are removed.
  *
+ * <h2>Direct I/O</h2>
+ * With {@link ObjectStoreConfig.Filesystem#directIo} and where the directory's filesystem allows it ({@link #open}
+ * tries), objects are written and read with direct I/O, past the page cache ({@link DirectFiles}); otherwise through
+ * it. Either way the files are the same.
+ *
  * <h2>Threads</h2>
  * Blocking file I/O runs on the store's own bounded pool of {@code ioThreads} daemon threads (idle ones end),
  * never on the caller's thread; futures complete there. {@link #close()} lets queued calls finish (for at most
@@ -76,15 +82,19 @@ public final class FilesystemObjectStore implements ObjectStore {
     private final ThreadPoolExecutor io;
     private final FileChannel lockChannel;
     private final FileLock lock;
+    /** Direct I/O for object files, or null where the filesystem refuses it. */
+    private final DirectFiles direct;
     private final AtomicLong tempFiles = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private FilesystemObjectStore(Path root, ThreadPoolExecutor io, FileChannel lockChannel, FileLock lock) {
+    private FilesystemObjectStore(Path root, ThreadPoolExecutor io, FileChannel lockChannel, FileLock lock,
+            DirectFiles direct) {
         this.root = root;
         this.tmp = root.resolve(TMP_DIR);
         this.io = io;
         this.lockChannel = lockChannel;
         this.lock = lock;
+        this.direct = direct;
     }
 
     /**
@@ -101,7 +111,7 @@ public final class FilesystemObjectStore implements ObjectStore {
         CompletableFuture<FilesystemObjectStore> opened = new CompletableFuture<>();
         io.execute(() -> {
             try {
-                opened.complete(openIn(config.dir(), io));
+                opened.complete(openIn(config.dir(), config.directIo(), io));
             } catch (NereusException e) {
                 io.shutdown();
                 opened.completeExceptionally(e);
@@ -113,7 +123,8 @@ public final class FilesystemObjectStore implements ObjectStore {
         return opened;
     }
 
-    private static FilesystemObjectStore openIn(Path root, ThreadPoolExecutor io) throws IOException {
+    private static FilesystemObjectStore openIn(Path root, boolean directIo, ThreadPoolExecutor io)
+            throws IOException {
         try {
             DurableFiles.createDirectories(root);
         } catch (FileAlreadyExistsException e) {
@@ -138,7 +149,9 @@ public final class FilesystemObjectStore implements ObjectStore {
                 LOG.info("Removed leftover temporary object files dir={} count={}", root, removed);
             }
             checkHardLinks(root, tmp);
-            return new FilesystemObjectStore(root, io, lockChannel, lock);
+            DirectFiles direct = directIo ? DirectFiles.probe(tmp, "direct-probe" + TMP_SUFFIX).orElse(null) : null;
+            LOG.info("Filesystem object store opened dir={} directIo={}", root, direct != null);
+            return new FilesystemObjectStore(root, io, lockChannel, lock, direct);
         } catch (IOException | RuntimeException e) {
             if (lock != null) {
                 lock.release();
@@ -208,6 +221,11 @@ public final class FilesystemObjectStore implements ObjectStore {
         }
     }
 
+    /** Whether object files are written and read with direct I/O (configured, and the filesystem allows it). */
+    boolean usesDirectIo() {
+        return direct != null;
+    }
+
     /** The store's directory. */
     public Path dir() {
         return root;
@@ -225,9 +243,14 @@ public final class FilesystemObjectStore implements ObjectStore {
         Path temp = tmp.resolve(tempFiles.incrementAndGet() + TMP_SUFFIX);
         try {
             long crc;
-            try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                crc = content.writeTo(ch);
-                ch.force(true);
+            if (direct != null) {
+                crc = direct.writeNew(temp, content);
+            } else {
+                try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE_NEW,
+                        StandardOpenOption.WRITE)) {
+                    crc = content.writeTo(ch);
+                    ch.force(true);
+                }
             }
             Path dir = target.getParent();
             try {
@@ -260,9 +283,18 @@ public final class FilesystemObjectStore implements ObjectStore {
         if (!isObject(path)) {
             throw ObjectErrors.missing(name);
         }
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            if (!range.within(ch.size())) {
+        try (FileChannel ch = direct != null ? direct.openForReading(path)
+                : FileChannel.open(path, StandardOpenOption.READ)) {
+            long size = ch.size();
+            if (!range.within(size)) {
                 throw ObjectErrors.range(name, range);
+            }
+            if (direct != null) {
+                try {
+                    return direct.read(ch, size, range.offset(), (int) range.length());
+                } catch (EOFException e) {
+                    throw ObjectErrors.range(name, range); // shortened since ch.size()
+                }
             }
             byte[] out = new byte[(int) range.length()];
             ByteBuffer buffer = ByteBuffer.wrap(out);

@@ -3,6 +3,8 @@ package io.nereus.object;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.GatheringByteChannel;
+import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -129,13 +131,21 @@ public final class ObjectContent {
      *
      * @throws IOException also when the file holds fewer than {@link #length()} bytes
      */
-    long writeTo(FileChannel out) throws IOException {
+    long writeTo(WritableByteChannel out) throws IOException {
         CRC32C crc = new CRC32C();
         if (file == null) {
             ByteBuffer[] buffers = buffers();
-            long remaining = length;
-            while (remaining > 0) {
-                remaining -= out.write(buffers);
+            if (out instanceof GatheringByteChannel gathering) {
+                long remaining = length;
+                while (remaining > 0) {
+                    remaining -= gathering.write(buffers);
+                }
+            } else {
+                for (ByteBuffer b : buffers) {
+                    while (b.hasRemaining()) {
+                        out.write(b);
+                    }
+                }
             }
             chunks.forEach(c -> crc.update(c.duplicate()));
             return crc.getValue();

@@ -18,8 +18,10 @@ public sealed interface ObjectStoreConfig {
      *
      * @param dir       the store's directory, created if missing (relative: to the working directory)
      * @param ioThreads the threads that run its blocking file I/O, at most ({@code >= 1})
+     * @param directIo  whether to write and read its files with direct I/O ({@code O_DIRECT}, past the page cache)
+     *                  where the filesystem allows it; otherwise through the page cache
      */
-    record Filesystem(Path dir, int ioThreads) implements ObjectStoreConfig {
+    record Filesystem(Path dir, int ioThreads, boolean directIo) implements ObjectStoreConfig {
         /** I/O threads of the filesystem store unless said otherwise. */
         public static final int DEFAULT_IO_THREADS = 4;
 
@@ -31,7 +33,7 @@ public sealed interface ObjectStoreConfig {
         }
 
         public static Filesystem of(Path dir) {
-            return new Filesystem(dir, DEFAULT_IO_THREADS);
+            return new Filesystem(dir, DEFAULT_IO_THREADS, true);
         }
 
         @Override

@@ -7,8 +7,10 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
@@ -21,9 +23,65 @@ class FilesystemObjectStoreTest extends ObjectStoreContractTest {
     @TempDir
     Path dir;
 
+    /** Whether the store is opened with direct I/O; {@link FilesystemObjectStorePageCacheTest} runs every test without. */
+    boolean directIo() {
+        return true;
+    }
+
     @Override
     protected ObjectStore open(TestInfo test) {
-        return await(FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(dir.resolve("objects"))));
+        return await(FilesystemObjectStore.open(new ObjectStoreConfig.Filesystem(dir.resolve("objects"),
+                ObjectStoreConfig.Filesystem.DEFAULT_IO_THREADS, directIo())));
+    }
+
+    @Test
+    void open_usesDirectIo_exactlyWhenConfigured_onThisFilesystem() {
+        assertThat(((FilesystemObjectStore) store).usesDirectIo()).isEqualTo(directIo());
+    }
+
+    /**
+     * Direct I/O moves whole blocks through a staging buffer of {@link DirectFiles#STAGING_BYTES}: objects of every
+     * length around the block and staging sizes, from chunks of unaligned heap and direct buffers, are stored at
+     * their exact length and read back byte-exact at unaligned ranges, across blocks and staging buffers.
+     */
+    @Test
+    void putNew_thenGet_objectsAroundBlockAndStagingSizes_storedAtTheirLength_andEveryRangeReadsBack()
+            throws IOException {
+        int staging = DirectFiles.STAGING_BYTES;
+        int[] lengths = {1, 511, 4095, 4096, 4097, 3 * 4096 + 17, staging - 1, staging, staging + 1,
+            2 * staging + 12_345};
+        for (int length : lengths) {
+            byte[] expected = bytes(length, length);
+            int a = length / 3;
+            int b = length / 2;
+            ByteBuffer direct = ByteBuffer.allocateDirect(b - a + 3).position(3); // unaligned
+            direct.put(expected, a, b - a).position(3);
+            ObjectName name = name("shape/" + length);
+            await(store.putNew(name, ObjectContent.ofBuffers(ByteBuffer.wrap(expected, 0, a), direct,
+                    ByteBuffer.wrap(expected, b, length - b))));
+
+            assertThat(Files.size(root().resolve("shape/" + length))).as("file length of %d", length)
+                    .isEqualTo(length);
+            for (long[] r : new long[][] {{0, length}, {0, 1}, {length - 1, 1}, {length / 7, length - length / 7},
+                {Math.max(0, staging - 3), 7}, {Math.max(0, 4093), 9}, {17, length - 20}}) {
+                long offset = r[0];
+                long count = Math.min(r[1], length - offset);
+                if (offset >= length || count <= 0) {
+                    continue;
+                }
+                assertThat(await(store.get(name, ByteRange.of(offset, count))))
+                        .as("[%d, +%d) of %d", offset, count, length)
+                        .isEqualTo(Arrays.copyOfRange(expected, (int) offset, (int) (offset + count)));
+            }
+        }
+        byte[] file = bytes(2 * staging + 20_000, 7);
+        Path source = dir.resolve("content");
+        Files.write(source, file);
+        int length = 2 * staging + 12_345;
+        await(store.putNew(name("shape/file"), ObjectContent.ofFile(source, length)));
+        assertThat(Files.size(root().resolve("shape/file"))).isEqualTo(length);
+        assertThat(await(store.get(name("shape/file"), ByteRange.of(0, length))))
+                .isEqualTo(Arrays.copyOf(file, length));
     }
 
     private Path root() {
@@ -92,7 +150,8 @@ class FilesystemObjectStoreTest extends ObjectStoreContractTest {
 
     @Test
     void open_directoryAlreadyOpen_refusedNamingTheDirectory() {
-        NereusException e = failure(FilesystemObjectStore.open(ObjectStoreConfig.Filesystem.of(root())));
+        NereusException e = failure(FilesystemObjectStore.open(new ObjectStoreConfig.Filesystem(root(),
+                ObjectStoreConfig.Filesystem.DEFAULT_IO_THREADS, directIo())));
 
         assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_STORE_REFUSED);
         assertThat(e.context()).containsEntry("dir", root());

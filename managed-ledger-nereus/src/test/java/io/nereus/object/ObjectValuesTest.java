@@ -136,7 +136,7 @@ class ObjectValuesTest {
                 part)).hasMessageContaining("region");
         assertThatThrownBy(() -> new ObjectStoreConfig.S3("bucket", "", local, "us-east-1", true, Optional.empty(),
                 ObjectStoreConfig.S3.MIN_PART_BYTES - 1)).hasMessageContaining("part size");
-        assertThatThrownBy(() -> new ObjectStoreConfig.Filesystem(Path.of("d"), 0)).hasMessageContaining("ioThreads");
+        assertThatThrownBy(() -> new ObjectStoreConfig.Filesystem(Path.of("d"), 0, true)).hasMessageContaining("ioThreads");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.nereus.pulsar.config;
 
+import static io.nereus.pulsar.config.NereusConfigKeys.COLLECTOR_INTERVAL_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.EMBEDDED_FDB_DIR;
 import static io.nereus.pulsar.config.NereusConfigKeys.EMBEDDED_FDB_SYNC_INTERVAL_MILLIS;
 import static io.nereus.pulsar.config.NereusConfigKeys.FDB_CLUSTER_FILE;
@@ -9,8 +10,10 @@ import static io.nereus.pulsar.config.NereusConfigKeys.MATERIALIZER_MAX_BYTES_PE
 import static io.nereus.pulsar.config.NereusConfigKeys.METADATA_ROOT;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_BLOCK_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_BLOCK_CACHE_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_DELETE_GRACE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_MERGE_MIN_OBJECTS;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_DIR;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_DIRECT_IO;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_TYPE;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_TARGET_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.READ_CACHED_BATCHES;
@@ -28,10 +31,11 @@ import static io.nereus.pulsar.config.NereusConfigKeys.TAIL_CACHE_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_ACK_QUORUM;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_COMMIT_MAX_APPENDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_COMMIT_MAX_BATCHES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_DELETE_GRACE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_ENSEMBLE_SIZE;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_BELOW_BATCHES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_DELAY_MICROS;
-import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_BELOW_BATCHES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_WHEN_IDLE;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_BATCH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_IN_FLIGHT_BATCHES;
@@ -40,9 +44,6 @@ import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_AGE_SECONDS
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITER_LEASE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_WRITE_QUORUM;
-import static io.nereus.pulsar.config.NereusConfigKeys.COLLECTOR_INTERVAL_SECONDS;
-import static io.nereus.pulsar.config.NereusConfigKeys.WAL_DELETE_GRACE_SECONDS;
-import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_DELETE_GRACE_SECONDS;
 
 import io.nereus.generation.CollectorConfig;
 import io.nereus.generation.MaterializerConfig;
@@ -178,11 +179,13 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
     /**
      * The object store settings. With {@code filesystem}, every {@code nereusS3*} key must keep its default (a
      * bucket set while the type was forgotten must not pass silently); with {@code s3}, {@code nereusObjectStoreDir}
+     * and {@code nereusObjectStoreDirectIo}
      * must, the bucket is required and the two credential keys go together.
      */
     private static ObjectStoreConfig objectStore(Map<String, String> raw, ServiceConfiguration conf) {
         String type = get(OBJECT_STORE_TYPE, raw, conf).value();
         Setting<Path> dir = get(OBJECT_STORE_DIR, raw, conf);
+        Setting<Boolean> directIo = get(OBJECT_STORE_DIRECT_IO, raw, conf);
         List<Setting<?>> s3 = new ArrayList<>();
         for (ConfigKey<?> key : NereusConfigKeys.S3_KEYS) {
             s3.add(get(key, raw, conf));
@@ -191,9 +194,11 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
             for (Setting<?> s : s3) {
                 requireDefault(s, conf, NereusConfigKeys.S3);
             }
-            return ObjectStoreConfig.Filesystem.of(dir.value());
+            return new ObjectStoreConfig.Filesystem(dir.value(), ObjectStoreConfig.Filesystem.DEFAULT_IO_THREADS,
+                    directIo.value());
         }
         requireDefault(dir, conf, NereusConfigKeys.FILESYSTEM);
+        requireDefault(directIo, conf, NereusConfigKeys.FILESYSTEM);
         Setting<Optional<String>> bucket = get(S3_BUCKET, raw, conf);
         Setting<Optional<String>> accessKey = get(S3_ACCESS_KEY, raw, conf);
         Setting<Optional<String>> secretKey = get(S3_SECRET_KEY, raw, conf);

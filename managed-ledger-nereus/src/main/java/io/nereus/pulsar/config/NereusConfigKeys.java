@@ -191,6 +191,14 @@ public final class NereusConfigKeys {
                     + "against the broker's working directory. One broker at a time uses it (it is locked while "
                     + "open). Only with nereusObjectStoreType=filesystem.");
 
+    public static final ConfigKey<Boolean> OBJECT_STORE_DIRECT_IO = new ConfigKey<>("nereusObjectStoreDirectIo",
+            ConfigType.BOOLEAN, c -> true, "true", "true or false", v -> true,
+            "Write and read the filesystem object store's files with direct I/O (O_DIRECT), past the operating "
+                    + "system's page cache, where their filesystem allows it (checked at start; where it does not, "
+                    + "the log says so and the page cache is used). Objects are written once and read through "
+                    + "nereusObjectBlockCacheBytes, so the page cache mostly doubles them and costs a copy of every "
+                    + "byte. false: through the page cache. Only with nereusObjectStoreType=filesystem.");
+
     public static final ConfigKey<Optional<String>> S3_BUCKET = new ConfigKey<>("nereusS3Bucket",
             ConfigType.OPTIONAL_STRING, c -> Optional.empty(), "empty",
             "3 to 63 of a-z 0-9 . - with a letter or digit at both ends",
@@ -312,7 +320,7 @@ public final class NereusConfigKeys {
             WAL_MAX_BATCH_BYTES, WAL_MAX_IN_FLIGHT_BATCHES, WAL_SLICE_MAX_BYTES, WAL_SLICE_MAX_AGE_SECONDS,
             WAL_COMMIT_MAX_BATCHES, WAL_COMMIT_MAX_APPENDS, WAL_WRITER_LEASE_SECONDS, WAL_RECOVERY_INTERVAL_SECONDS,
             TAIL_CACHE_BYTES, READ_CACHED_BATCHES, READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES, OBJECT_STORE_TYPE,
-            OBJECT_STORE_DIR, S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE, S3_ACCESS_KEY, S3_SECRET_KEY,
+            OBJECT_STORE_DIR, OBJECT_STORE_DIRECT_IO, S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE, S3_ACCESS_KEY, S3_SECRET_KEY,
             S3_PART_BYTES, MATERIALIZER_ENABLED, OBJECT_TARGET_BYTES, OBJECT_BLOCK_BYTES, MATERIALIZER_INTERVAL_SECONDS,
             MATERIALIZER_MAX_BYTES_PER_SECOND, OBJECT_MERGE_MIN_OBJECTS, OBJECT_BLOCK_CACHE_BYTES,
             COLLECTOR_INTERVAL_SECONDS, WAL_DELETE_GRACE_SECONDS, OBJECT_DELETE_GRACE_SECONDS);

@@ -148,6 +148,8 @@ class NereusConfigTest {
                         ObjectStoreConfig.Filesystem.class),
                 parsed("nereusObjectStoreDir", "/var/lib/nereus/objects", c -> c.objectStore(),
                         ObjectStoreConfig.Filesystem.of(Path.of("/var/lib/nereus/objects"))),
+                parsed("nereusObjectStoreDirectIo", "false", c -> ((ObjectStoreConfig.Filesystem) c.objectStore())
+                        .directIo(), false),
                 parsed("nereusMaterializerEnabled", "false", c -> c.storage().materializer().enabled(), false),
                 parsed("nereusObjectTargetBytes", "1048576", c -> c.storage().materializer().objectTargetBytes(),
                         1_048_576L),
@@ -238,6 +240,15 @@ class NereusConfigTest {
                 "nereusS3PartBytes", "8388608"));
 
         assertThat(c.objectStore()).isInstanceOf(ObjectStoreConfig.Filesystem.class);
+    }
+
+    @Test
+    void from_objectStoreDirectIoOffWhileTheStoreIsS3_refusedNamingTheKey() {
+        assertThatThrownBy(() -> NereusConfig.from(broker("nereusObjectStoreType", "s3", "nereusS3Bucket", "b-1",
+                "nereusObjectStoreDirectIo", "false")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("nereusObjectStoreDirectIo=false: must be the default (true) unless "
+                        + "nereusObjectStoreType=filesystem");
     }
 
     @Test
@@ -384,6 +395,7 @@ class NereusConfigTest {
                 Arguments.of("nereusS3Endpoint", "http://a b", "nereusS3Endpoint=http://a b: must be a URL, an http://"),
                 Arguments.of("nereusS3Region", "US-EAST-1", "nereusS3Region=US-EAST-1: must be lowercase letters"),
                 Arguments.of("nereusS3PathStyle", "yes", "nereusS3PathStyle=yes: must be true or false"),
+                Arguments.of("nereusObjectStoreDirectIo", "on", "nereusObjectStoreDirectIo=on: must be true or false"),
                 Arguments.of("nereusS3PartBytes", "1048576", "nereusS3PartBytes=1048576: must be 5242880 to 5368709120"));
     }
 
@@ -506,7 +518,7 @@ class NereusConfigTest {
         List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
 
         assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
-        assertThat(names).hasSize(43);
+        assertThat(names).hasSize(44);
         assertThat(NereusConfig.keys()).allSatisfy(k -> {
             assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
             assertThat(k.allowed()).as(k.name()).isNotBlank();
