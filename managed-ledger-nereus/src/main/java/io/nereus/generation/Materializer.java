@@ -146,6 +146,15 @@ public final class Materializer implements AutoCloseable {
     private final Set<StreamId> toMerge = new LinkedHashSet<>();
     private boolean running;
     private boolean closed;
+    /**
+     * The spill file of the last slice copy that spilled, kept for the next one: written again from its start, its
+     * pages are already in the page cache (a new file's must be found and zeroed, and deleting one frees them all
+     * again: the largest kernel costs of a copy at many streams). Deleted by a pass in which no copy spilled, and at
+     * close, so the disk is given back once the WAL is drained.
+     */
+    private SliceSpill keptSpill;
+    /** Whether a slice copy spilled since the last pass ended. */
+    private boolean spilledSincePass;
     private volatile int pendingSlices;
     private volatile int completedCount;
 
@@ -171,9 +180,9 @@ public final class Materializer implements AutoCloseable {
 
     /**
      * @param spillDir an existing directory for the {@link SliceSpill} of a slice whose streams' entries are more than
-     *                 two objects' payload: one file per slice being copied, named by the process id
-     *                 ({@link SpillFiles}), deleted when the copy ends; files of processes no longer running are
-     *                 deleted when this materializer starts
+     *                 two objects' payload: one file, named by the process id ({@link SpillFiles}), reused by the
+     *                 slice copies of consecutive passes and deleted by a pass that spills nothing (and at close);
+     *                 files of processes no longer running are deleted when this materializer starts
      */
     public Materializer(MaterializerConfig config, WalSliceStore slices, GenerationIndexStore index,
             StreamCommitStore streams, WalReader wal, WalWriter writer, TargetReader objectReader, ObjectStore objects,
@@ -283,7 +292,10 @@ public final class Materializer implements AutoCloseable {
     @Override
     public void close() {
         try {
-            exec.execute(() -> closed = true);
+            exec.execute(() -> {
+                closed = true;
+                dropKeptSpill();
+            });
         } catch (RejectedExecutionException e) {
             return;
         }
@@ -392,6 +404,10 @@ public final class Materializer implements AutoCloseable {
                             + " published; totals {}", pendingAtStart, objectsNow, bytesPublished.get() - bytesBefore,
                             stats());
                 }
+                if (!spilledSincePass) {
+                    dropKeptSpill();
+                }
+                spilledSincePass = false;
                 done.complete(null);
                 if (periodic) {
                     schedulePass();
@@ -630,8 +646,15 @@ public final class Materializer implements AutoCloseable {
         }
         SliceSpill spill = null;
         if (!spilled.isEmpty()) {
+            spilledSincePass = true;
             try {
-                spill = SliceSpill.create(spillDir);
+                if (keptSpill != null) {
+                    spill = keptSpill;
+                    keptSpill = null;
+                    spill.clear();
+                } else {
+                    spill = SliceSpill.create(spillDir);
+                }
             } catch (IOException e) {
                 return CompletableFuture.failedFuture(new NereusException(ErrorCode.RETRIABLE_OBJECT_STORE_FAILED,
                         ErrorContext.of("slice", sliceId, "dir", spillDir, "operation", "create spill file", "reason",
@@ -644,13 +667,29 @@ public final class Materializer implements AutoCloseable {
                 bytesSpilled.addAndGet(used.size());
                 LOG.info("slice copy spilled: slice={} streams={} of {} file={} bytes={}", sliceId, spilled.size(),
                         parts.size(), used.file(), used.size());
-                try {
-                    used.close();
-                } catch (IOException e) {
-                    LOG.warn("spill file not deleted: slice={} file={}", sliceId, used.file(), e);
+                if (error == null && !closed && keptSpill == null) {
+                    keptSpill = used; // for the next copy (a failed one's file is not trusted again)
+                } else {
+                    deleteSpill(used);
                 }
             }
         }, exec);
+    }
+
+    /** Deletes the spill file kept for the next copy, if any. */
+    private void dropKeptSpill() {
+        if (keptSpill != null) {
+            deleteSpill(keptSpill);
+            keptSpill = null;
+        }
+    }
+
+    private static void deleteSpill(SliceSpill spill) {
+        try {
+            spill.close();
+        } catch (IOException e) {
+            LOG.warn("spill file not deleted: file={}", spill.file(), e);
+        }
     }
 
     /** A failed {@code operation} ("write", "read") of {@code stream}'s entries in a spill {@code file}. */

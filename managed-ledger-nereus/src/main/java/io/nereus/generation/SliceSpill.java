@@ -23,7 +23,8 @@ import java.util.function.Consumer;
  *
  * <p>Layout, per entry: {@code i64 start, i64 end, i32 length, payload}. The file is this process's
  * ({@link SpillFiles#MATERIALIZER_PREFIX}), deleted by {@link #close}; one a crash left behind is deleted by the next
- * materializer starting on the host. Entries go through reused direct buffers each way, so spilling allocates no
+ * materializer starting on the host. {@link #clear} makes it empty for another slice without deleting it: the next
+ * entries overwrite the old from the file's start, in pages the page cache still holds. Entries go through reused direct buffers each way, so spilling allocates no
  * heap arrays per entry (and the file channel copies nothing to a temporary buffer). Writes collect in a
  * {@value #WRITE_BEHIND}-byte buffer that goes to the file when full or when a read wants bytes still in it: a
  * record's entries are a section of one WAL batch, a kilobyte or two at a thousand streams, and writing each with a
@@ -115,6 +116,18 @@ final class SliceSpill implements AutoCloseable {
     /** Bytes written so far. */
     long size() {
         return size;
+    }
+
+    /**
+     * Forgets every entry: the next write starts at the file's beginning, over the old bytes, which no read reaches
+     * any more (reads stop at {@link #size}). The file keeps its length until it is written past it or deleted.
+     */
+    void clear() {
+        size = 0;
+        flushed = 0;
+        if (pending != null) {
+            pending.clear();
+        }
     }
 
     /** Appends {@code entries} (their payloads are read, not released); returns where they are. */

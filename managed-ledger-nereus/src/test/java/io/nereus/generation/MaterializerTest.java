@@ -132,13 +132,15 @@ class MaterializerTest {
         await(storage.materializeSealedSlices());
 
         // the streams' parts (about 500 KiB) are far more than two 16 KiB objects: one pass over the slice, the
-        // entries waiting in a spill file, which is gone once the slice is done (reading the slice once per group of
-        // streams that fit in memory, as the materializer did before, fails this)
+        // entries waiting in a spill file, kept for the next pass and deleted by one that spills nothing (reading
+        // the slice once per group of streams that fit in memory, as the materializer did before, fails this)
         long payload = expected.stream().flatMap(List::stream).mapToLong(String::length).sum();
         assertThat(storage.walBytesRead() - readBefore).as("WAL bytes the materializer read, payload %s", payload)
                 .isBetween(payload, 2 * payload);
-        assertThat(spillFilesOfThisProcess()).isEmpty();
+        assertThat(spillFilesOfThisProcess()).hasSize(1);
         assertThat(storage.materializerStats().bytesSpilled()).as("bytes spilled").isGreaterThan(payload / 2);
+        await(storage.materializeSealedSlices());
+        assertThat(spillFilesOfThisProcess()).as("deleted by a pass that spilled nothing").isEmpty();
 
         MaterializerStats stats = storage.materializerStats();
         assertThat(stats.objectsPublished()).isGreaterThanOrEqualTo(100);
@@ -193,6 +195,45 @@ class MaterializerTest {
         }
         assertThat(cold.objectBlocks().misses()).isPositive();
         assertThat(cold.quarantinedRecords()).isZero();
+    }
+
+    /**
+     * The spill file of one pass's copy is written again from its start by the next pass's: the second slice is
+     * smaller, so the file holds the first one's bytes past the second's end, which no read may reach.
+     */
+    @Test
+    void spillFile_reusedByTheNextPassFromItsStart_everyOffsetReadsBack_thenDeletedByAnIdlePass() throws Exception {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        List<NereusStream> streams = open(storage, 100, "topic-");
+        List<List<String>> expected = append(streams, 30, 0);
+        await(storage.rollWalSlice());
+        await(storage.materializeSealedSlices());
+        List<java.nio.file.Path> first = spillFilesOfThisProcess();
+        assertThat(first).hasSize(1);
+        long firstSize = java.nio.file.Files.size(first.get(0));
+        long spilledBefore = storage.materializerStats().bytesSpilled();
+
+        List<List<String>> more = append(streams, 12, 30);
+        await(storage.rollWalSlice());
+        await(storage.materializeSealedSlices());
+
+        long spilledNow = storage.materializerStats().bytesSpilled() - spilledBefore;
+        assertThat(spilledNow).as("bytes spilled by the second copy").isPositive().isLessThan(firstSize);
+        assertThat(spillFilesOfThisProcess()).as("the same file, kept").isEqualTo(first);
+        assertThat(java.nio.file.Files.size(first.get(0))).as("not truncated").isEqualTo(firstSize);
+        deleteSealedSlices();
+        storage.clearTailCache();
+        StreamStorage cold = engine.storage("reader", CONFIG);
+        for (int i = 0; i < streams.size(); i++) {
+            List<String> all = new ArrayList<>(expected.get(i));
+            all.addAll(more.get(i));
+            assertThat(texts(readAll(await(cold.openStream("topic-" + i)), 0, 1000))).as("topic-%d", i)
+                    .containsExactlyElementsOf(all);
+        }
+        assertThat(cold.quarantinedRecords()).isZero();
+
+        await(storage.materializeSealedSlices());
+        assertThat(spillFilesOfThisProcess()).as("deleted by a pass that spilled nothing").isEmpty();
     }
 
     @Test
