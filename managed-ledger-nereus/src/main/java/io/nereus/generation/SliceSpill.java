@@ -24,12 +24,13 @@ import java.util.function.Consumer;
  * <p>Layout, per entry: {@code i64 start, i64 end, i32 length, payload}. The file is this process's
  * ({@link SpillFiles#MATERIALIZER_PREFIX}), deleted by {@link #close}; one a crash left behind is deleted by the next
  * materializer starting on the host. {@link #clear} makes it empty for another slice without deleting it: the next
- * entries overwrite the old from the file's start, in pages the page cache still holds. Entries go through reused direct buffers each way, so spilling allocates no
- * heap arrays per entry (and the file channel copies nothing to a temporary buffer). Writes collect in a
- * {@value #WRITE_BEHIND}-byte buffer that goes to the file when full or when a read wants bytes still in it: a
- * record's entries are a section of one WAL batch, a kilobyte or two at a thousand streams, and writing each with a
- * call of its own made the kernel zero the rest of every page it started (a profile of a copy at 1,000 streams: a
- * sixth of the materializer thread's samples). Confined to the materializer's thread.
+ * entries overwrite the old from the file's start, in pages the page cache still holds. Entries go through reused
+ * direct buffers each way, so spilling allocates no heap arrays per entry (and the file channel copies nothing to a
+ * temporary buffer). Writes collect in a {@value #WRITE_BEHIND}-byte buffer that goes to the file when full or when
+ * a read wants bytes still in it: a record's entries are a section of one WAL batch, a kilobyte or two at a
+ * thousand streams, and writing each with a call of its own made the kernel zero the rest of every page it started
+ * (a profile of a copy at 1,000 streams: a sixth of the materializer thread's samples). Confined to the
+ * materializer's thread.
  */
 final class SliceSpill implements AutoCloseable {
     private static final int ENTRY_HEADER = 8 + 8 + 4;

@@ -19,14 +19,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>An object is written once, read back once to verify it, then read rarely, through the {@link BlockCache}. Through
  * the page cache each of its bytes is first copied into a page the kernel must find (on a virtual machine whose
- * freed memory goes back to the host, a page the host must fault in: about 4 ns a byte, two cores' worth of CPU at a
- * few hundred MB/s), and the file then sits in memory the bookie's journal and entry logs want. Direct I/O moves the
+ * freed memory goes back to the host, a page the host must fault in: about 4 ns a byte on the machine of
+ * docs/benchmarks.md), and the file then sits in memory the bookie's journal and entry logs want. Direct I/O moves the
  * bytes between the device and this process's memory without that copy: writes go through an aligned staging buffer
  * of {@value #STAGING_BYTES} bytes per I/O thread (the object's own buffers are not aligned), the last block padded
  * and the file then truncated to its length; reads fetch the aligned blocks around the range into the staging buffer
  * and copy the range out.
  *
- * <p>Whether the directory's filesystem allows it is found by {@link #probe} (tmpfs and some others refuse
+ * <p>Whether the directory's filesystem allows it is found by {@link #probe} (some filesystems refuse
  * {@code O_DIRECT}); where it does not, the store uses the page cache as before.
  */
 final class DirectFiles {
@@ -89,10 +89,6 @@ final class DirectFiles {
                 LOG.warn("Direct I/O probe file not removed (removed at the next open) file={}", probe, e);
             }
         }
-    }
-
-    int alignment() {
-        return alignment;
     }
 
     /**
