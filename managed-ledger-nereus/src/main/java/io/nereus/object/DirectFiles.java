@@ -107,8 +107,9 @@ final class DirectFiles {
     }
 
     /**
-     * Reads {@code length} bytes of {@code file} from {@code offset}; the caller has checked that the file holds
-     * them ({@code size} is its length). Fails with {@link EOFException} when the file turns out shorter.
+     * Reads {@code length} bytes from {@code offset} of the file {@code ch} has open for direct reads
+     * ({@link #openForReading}); the caller has checked that the file holds them ({@code size} is its length). Fails
+     * with {@link EOFException} when the file turns out shorter.
      */
     byte[] read(FileChannel ch, long size, long offset, int length) throws IOException {
         byte[] out = new byte[length];
