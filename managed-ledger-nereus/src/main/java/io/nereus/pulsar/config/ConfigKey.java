@@ -58,7 +58,8 @@ public record ConfigKey<T>(String name, ConfigType<T> type, Function<ServiceConf
         T value;
         if (text.isPresent()) {
             value = type.parse(text.get()).orElseThrow(() -> new IllegalArgumentException(
-                    name + "=" + shown(text.get()) + ": must be " + type.expected() + ", " + allowed));
+                    name + "=" + shown(text.get()) + ": must be " + (allowed.equals(type.expected()) ? allowed
+                            : type.expected() + ", " + allowed)));
         } else {
             value = defaultValue.apply(conf);
         }

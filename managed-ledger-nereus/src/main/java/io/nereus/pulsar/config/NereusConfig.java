@@ -148,22 +148,30 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
         int cachedResolutions = get(READ_CACHED_RESOLUTIONS, raw, conf).value();
         int repairMaxBatches = get(REPAIR_MAX_BATCHES, raw, conf).value();
 
+        // every key resolved (and refused alone, naming itself) before the configurations are built
+        boolean flushWhenIdle = get(WAL_FLUSH_WHEN_IDLE, raw, conf).value();
+        boolean materializerEnabled = get(MATERIALIZER_ENABLED, raw, conf).value();
+        long objectTargetBytes = get(OBJECT_TARGET_BYTES, raw, conf).value();
+        int objectBlockBytes = get(OBJECT_BLOCK_BYTES, raw, conf).value();
+        long materializerIntervalSeconds = get(MATERIALIZER_INTERVAL_SECONDS, raw, conf).value();
+        long materializerMaxBytesPerSecond = get(MATERIALIZER_MAX_BYTES_PER_SECOND, raw, conf).value();
+        int objectMergeMinObjects = get(OBJECT_MERGE_MIN_OBJECTS, raw, conf).value();
+        long objectBlockCacheBytes = get(OBJECT_BLOCK_CACHE_BYTES, raw, conf).value();
+        long collectorIntervalSeconds = get(COLLECTOR_INTERVAL_SECONDS, raw, conf).value();
+        long walDeleteGraceSeconds = get(WAL_DELETE_GRACE_SECONDS, raw, conf).value();
+        long objectDeleteGraceSeconds = get(OBJECT_DELETE_GRACE_SECONDS, raw, conf).value();
         StorageConfig storage;
         try {
             WalConfig wal = new WalConfig(flushBytes.value(), Duration.of(flushDelayMicros, ChronoUnit.MICROS),
                     maxBatchBytes.value(), maxInFlight, sliceMaxBytes, Duration.ofSeconds(sliceMaxAgeSeconds),
                     ensemble.value(), write.value(), ack.value(), new byte[0], commitMaxBatches, commitMaxAppends,
                     Duration.ofSeconds(writerLeaseSeconds), Duration.ofSeconds(recoveryIntervalSeconds),
-                    get(WAL_FLUSH_WHEN_IDLE, raw, conf).value(), flushBelowBatches);
-            MaterializerConfig materializer = new MaterializerConfig(get(MATERIALIZER_ENABLED, raw, conf).value(),
-                    get(OBJECT_TARGET_BYTES, raw, conf).value(), get(OBJECT_BLOCK_BYTES, raw, conf).value(),
-                    Duration.ofSeconds(get(MATERIALIZER_INTERVAL_SECONDS, raw, conf).value()),
-                    get(MATERIALIZER_MAX_BYTES_PER_SECOND, raw, conf).value(),
-                    get(OBJECT_MERGE_MIN_OBJECTS, raw, conf).value(), get(OBJECT_BLOCK_CACHE_BYTES, raw, conf).value());
-            CollectorConfig collector = new CollectorConfig(
-                    Duration.ofSeconds(get(COLLECTOR_INTERVAL_SECONDS, raw, conf).value()),
-                    Duration.ofSeconds(get(WAL_DELETE_GRACE_SECONDS, raw, conf).value()),
-                    Duration.ofSeconds(get(OBJECT_DELETE_GRACE_SECONDS, raw, conf).value()));
+                    flushWhenIdle, flushBelowBatches);
+            MaterializerConfig materializer = new MaterializerConfig(materializerEnabled, objectTargetBytes,
+                    objectBlockBytes, Duration.ofSeconds(materializerIntervalSeconds), materializerMaxBytesPerSecond,
+                    objectMergeMinObjects, objectBlockCacheBytes);
+            CollectorConfig collector = new CollectorConfig(Duration.ofSeconds(collectorIntervalSeconds),
+                    Duration.ofSeconds(walDeleteGraceSeconds), Duration.ofSeconds(objectDeleteGraceSeconds));
             storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches,
                     materializer, collector);
         } catch (IllegalArgumentException e) {

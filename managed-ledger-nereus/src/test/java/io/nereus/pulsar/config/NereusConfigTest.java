@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -405,6 +406,20 @@ class NereusConfigTest {
         assertThatThrownBy(() -> NereusConfig.from(broker(key, value)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith(messageStart);
+    }
+
+    /** A value that does not parse is refused alone, whichever configuration its key belongs to, saying it once. */
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource(delimiter = '|', value = {
+        "nereusMaterializerEnabled|maybe|nereusMaterializerEnabled=maybe: must be true or false",
+        "nereusObjectStoreDirectIo|maybe|nereusObjectStoreDirectIo=maybe: must be true or false",
+        "nereusWalFlushWhenIdle|1|nereusWalFlushWhenIdle=1: must be true or false",
+        "nereusCollectorIntervalSeconds|soon|nereusCollectorIntervalSeconds=soon: must be a whole number from "
+                + "-9223372036854775808 to 9223372036854775807, 1 to 3600"})
+    void from_valueThatDoesNotParse_refusedWithExactlyItsOwnMessage(String key, String value, String message) {
+        assertThatThrownBy(() -> NereusConfig.from(broker(key, value)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(message);
     }
 
     @Test
