@@ -108,18 +108,18 @@ final class DirectFiles {
 
     /**
      * Reads {@code length} bytes from {@code offset} of the file {@code ch} has open for direct reads
-     * ({@link #openForReading}); the caller has checked that the file holds them ({@code size} is its length). Fails
-     * with {@link EOFException} when the file turns out shorter.
+     * ({@link #openForReading}); the caller has checked that the file holds them. Fails with {@link EOFException}
+     * when the file turns out shorter.
      */
-    byte[] read(FileChannel ch, long size, long offset, int length) throws IOException {
+    byte[] read(FileChannel ch, long offset, int length) throws IOException {
         byte[] out = new byte[length];
         ByteBuffer buffer = staging.get();
         long mask = alignment - 1L;
         long position = offset & ~mask;
+        long alignedEnd = (offset + length + mask) & ~mask;
         int copied = 0;
         while (copied < length) {
-            long wantedEnd = Math.min(offset + length, size);
-            int chunk = (int) Math.min(STAGING_BYTES, ((wantedEnd + mask) & ~mask) - position);
+            int chunk = (int) Math.min(STAGING_BYTES, alignedEnd - position);
             buffer.clear().limit(chunk);
             while (buffer.hasRemaining()) {
                 int n = ch.read(buffer, position + buffer.position());

@@ -285,13 +285,12 @@ public final class FilesystemObjectStore implements ObjectStore {
         }
         try (FileChannel ch = direct != null ? direct.openForReading(path)
                 : FileChannel.open(path, StandardOpenOption.READ)) {
-            long size = ch.size();
-            if (!range.within(size)) {
+            if (!range.within(ch.size())) {
                 throw ObjectErrors.range(name, range);
             }
             if (direct != null) {
                 try {
-                    return direct.read(ch, size, range.offset(), (int) range.length());
+                    return direct.read(ch, range.offset(), (int) range.length());
                 } catch (EOFException e) {
                     throw ObjectErrors.range(name, range); // shortened since ch.size()
                 }

@@ -3,7 +3,6 @@ package io.nereus.object;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -134,17 +133,9 @@ public final class ObjectContent {
     long writeTo(WritableByteChannel out) throws IOException {
         CRC32C crc = new CRC32C();
         if (file == null) {
-            ByteBuffer[] buffers = buffers();
-            if (out instanceof GatheringByteChannel gathering) {
-                long remaining = length;
-                while (remaining > 0) {
-                    remaining -= gathering.write(buffers);
-                }
-            } else {
-                for (ByteBuffer b : buffers) {
-                    while (b.hasRemaining()) {
-                        out.write(b);
-                    }
+            for (ByteBuffer b : buffers()) {
+                while (b.hasRemaining()) {
+                    out.write(b);
                 }
             }
             chunks.forEach(c -> crc.update(c.duplicate()));
