@@ -17,13 +17,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Object files written and read with direct I/O ({@code O_DIRECT}), past the operating system's page cache.
  *
- * <p>An object is written once, read back once to verify it, then read rarely, through the {@link BlockCache}. Through
- * the page cache each of its bytes is first copied into a page the kernel must find (about 4 ns a byte on the
- * virtual machine of docs/benchmarks.md, which seems to hand freed memory back to its host), and the file then sits in memory the bookie's journal and entry logs want. Direct I/O moves the
- * bytes between the device and this process's memory without that copy: writes go through an aligned staging buffer
- * of {@value #STAGING_BYTES} bytes per I/O thread (the object's own buffers are not aligned), the last block padded
- * and the file then truncated to its length; reads fetch the aligned blocks around the range into the staging buffer
- * and copy the range out.
+ * <p>An object is written once, read back once to verify it, then read rarely, through the {@link BlockCache}.
+ * Through the page cache each of its bytes is first copied into a page the kernel must find (about 4 ns a byte on
+ * the virtual machine of docs/benchmarks.md, which seems to hand freed memory back to its host), and the file then
+ * sits in memory the bookie's journal and entry logs want. Direct I/O moves the bytes between the device and this
+ * process's memory without that copy: writes go through an aligned staging buffer of {@value #STAGING_BYTES} bytes
+ * per I/O thread (the object's own buffers are not aligned), the last block padded and the file then truncated to
+ * its length; reads fetch the aligned blocks around the range into the staging buffer and copy the range out.
  *
  * <p>Whether the directory's filesystem allows it is found by {@link #probe} (some filesystems refuse
  * {@code O_DIRECT}); where it does not, the store uses the page cache as before.
