@@ -25,7 +25,10 @@ import io.nereus.testing.BookKeeperCluster;
 import io.nereus.testing.EngineFixture;
 import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -109,8 +112,8 @@ class MaterializerTest {
         return await(engine.metadata.index().indexRecords(s, ReadView.COMMITTED));
     }
 
-    private static List<java.nio.file.Path> spillFilesOfThisProcess() throws java.io.IOException {
-        try (var files = java.nio.file.Files.list(java.nio.file.Path.of(System.getProperty("java.io.tmpdir")))) {
+    private static List<Path> spillFilesOfThisProcess() throws IOException {
+        try (var files = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
             return files.filter(f -> f.getFileName().toString().startsWith(SpillFiles.MATERIALIZER_PREFIX
                     + ProcessHandle.current().pid() + "-")).toList();
         }
@@ -208,9 +211,9 @@ class MaterializerTest {
         List<List<String>> expected = append(streams, 30, 0);
         await(storage.rollWalSlice());
         await(storage.materializeSealedSlices());
-        List<java.nio.file.Path> first = spillFilesOfThisProcess();
+        List<Path> first = spillFilesOfThisProcess();
         assertThat(first).hasSize(1);
-        long firstSize = java.nio.file.Files.size(first.get(0));
+        long firstSize = Files.size(first.get(0));
         long spilledBefore = storage.materializerStats().bytesSpilled();
 
         List<List<String>> more = append(streams, 12, 30);
@@ -220,7 +223,7 @@ class MaterializerTest {
         long spilledNow = storage.materializerStats().bytesSpilled() - spilledBefore;
         assertThat(spilledNow).as("bytes spilled by the second copy").isPositive().isLessThan(firstSize);
         assertThat(spillFilesOfThisProcess()).as("the same file, kept").isEqualTo(first);
-        assertThat(java.nio.file.Files.size(first.get(0))).as("not truncated").isEqualTo(firstSize);
+        assertThat(Files.size(first.get(0))).as("not truncated").isEqualTo(firstSize);
         deleteSealedSlices();
         storage.clearTailCache();
         StreamStorage cold = engine.storage("reader", CONFIG);
@@ -362,7 +365,7 @@ class MaterializerTest {
 
     @Test
     void offloadOfAStreamUnderContinuousAppends_completesWhileTheyCommit_andCoversTheRange(
-            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+            @org.junit.jupiter.api.io.TempDir Path dir) {
         // a durable metadata engine, as a broker runs: its commits take an fsync, so one is always in progress
         engine.close();
         engine = new EngineFixture(BK, "busy", EngineFixture.temporaryObjectStore(),
