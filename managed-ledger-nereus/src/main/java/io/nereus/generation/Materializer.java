@@ -72,7 +72,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>What it does:
  * <ul>
- *   <li><b>Background passes</b> (when {@link MaterializerConfig#enabled}), every {@link MaterializerConfig#interval}:
+ *   <li><b>Background passes</b> (when {@link MaterializerConfig#enabled}), every {@link MaterializerConfig#interval}
+ *       (a pass that published objects of slices is followed by the next at once):
  *       every SEALED slice this instance owns (its own, and a share of those whose writer holds no lease any more:
  *       slice id modulo the live writers) is read in entry order, in requests of up to
  *       {@value #ENTRIES_PER_READ} batches; each stream's consecutive sections become one object of at most
@@ -90,7 +91,9 @@ import org.slf4j.LoggerFactory;
  * to {@value #PUBLISHING_AT_ONCE} at once; at most two objects' payload of entries waiting in memory and two being
  * written, in pooled direct memory (each entry is copied once, into the blocks of the object it goes to; the entries
  * of a slice's streams that do not fit wait in a local {@link SliceSpill} file, see {@link #copySlice}: every slice
- * is read from BookKeeper once); the bytes it reads from WAL slices and the bytes it
+ * is read once: from its local mirror when this broker's writer wrote it and still holds one, see
+ * {@link io.nereus.wal.SliceMirrors}, which is released once the slice is copied; else from BookKeeper); the bytes it
+ * reads from WAL slices and the bytes it
  * writes as objects are each paced to {@link MaterializerConfig#maxBytesPerSecond} (unpaced reads at the bookie's
  * full speed slowed appends' journal writes). State is confined to the
  * materializer's own thread ({@code nereus-materializer-<writerId>}, a scheduler of the {@link EngineRuntime} it is
@@ -98,7 +101,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Materializer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Materializer.class);
-    /** Batches fetched from BookKeeper per request. */
+    /** Batches fetched per request (of the slice's mirror or of BookKeeper). */
     static final int ENTRIES_PER_READ = 32;
     /** Index records read per scan of a stream. */
     static final int RECORDS_PER_SCAN = 1000;
@@ -348,12 +351,16 @@ public final class Materializer implements AutoCloseable {
     }
 
     private void schedulePass() {
+        schedulePass(config.interval().toMillis());
+    }
+
+    private void schedulePass(long delayMillis) {
         try {
             exec.schedule(() -> {
                 if (!closed) {
                     submit(false, () -> pass(new CompletableFuture<>(), true), ignored -> { });
                 }
-            }, config.interval().toMillis(), TimeUnit.MILLISECONDS);
+            }, delayMillis, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             // closed
         }
@@ -363,7 +370,9 @@ public final class Materializer implements AutoCloseable {
 
     /**
      * Lists the owned sealed slices and queues a step for each, then the merges, then {@code done}; a
-     * {@code periodic} pass schedules the next one when it ends.
+     * {@code periodic} pass schedules the next one when it ends: at once when it published objects of slices (the WAL
+     * fills faster than one pass an interval copies, and slices sealed while it ran are waiting), else an interval
+     * later.
      */
     private CompletableFuture<Void> pass(CompletableFuture<Void> done, boolean periodic) {
         return slices.census().thenCombine(sealed(0, new TreeMap<>()), (census, sealed) -> {
@@ -410,7 +419,7 @@ public final class Materializer implements AutoCloseable {
                 spilledSincePass = false;
                 done.complete(null);
                 if (periodic) {
-                    schedulePass();
+                    schedulePass(pendingAtStart > 0 && objectsNow > 0 ? 0 : config.interval().toMillis());
                 }
                 return CompletableFuture.completedFuture(null);
             });
@@ -448,6 +457,7 @@ public final class Materializer implements AutoCloseable {
                 LOG.warn("materializing WAL slice {} failed; trying again next pass", sliceId, Failures.unwrap(error));
             } else if (done) {
                 completed.add(sliceId);
+                wal.copied(sliceId);
                 completedCount = completed.size();
             }
             return null;

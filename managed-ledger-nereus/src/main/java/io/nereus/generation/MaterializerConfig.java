@@ -11,15 +11,18 @@ import java.util.Objects;
  * @param objectTargetBytes  payload bytes one object holds at most (an entry larger than that makes an object of
  *                           its own)
  * @param blockBytes         stored bytes of one block of an object: what a read of one entry fetches
- * @param interval           pause between background passes over the sealed slices
+ * @param interval           pause between background passes over the sealed slices after a pass that published no
+ *                           objects of slices (one that did is followed by the next at once)
  * @param maxBytesPerSecond  payload bytes the materializer reads from WAL slices per second at most, and writes as
  *                           objects at most, so it never starves appends
  * @param mergeMinObjects    consecutive small objects of one stream (each under a quarter of
  *                           {@code objectTargetBytes}) that are merged into one larger generation
  * @param blockCacheBytes    stored bytes of object blocks kept in memory for readers
+ * @param mirrorBytes        bytes of local files holding copies of this broker's newest WAL slices until they are
+ *                           materialized, read instead of the bookies ({@link io.nereus.wal.SliceMirrors}; 0: none)
  */
 public record MaterializerConfig(boolean enabled, long objectTargetBytes, int blockBytes, Duration interval,
-        long maxBytesPerSecond, int mergeMinObjects, long blockCacheBytes) {
+        long maxBytesPerSecond, int mergeMinObjects, long blockCacheBytes, long mirrorBytes) {
     /** Largest object a materializer writes; objects are encoded in one array. */
     public static final long MAX_OBJECT_TARGET_BYTES = 1L << 30;
 
@@ -44,34 +47,44 @@ public record MaterializerConfig(boolean enabled, long objectTargetBytes, int bl
         if (blockCacheBytes < 0) {
             throw new IllegalArgumentException("object block cache bytes must be >= 0: " + blockCacheBytes);
         }
+        if (mirrorBytes < 0) {
+            throw new IllegalArgumentException("WAL slice mirror bytes must be >= 0: " + mirrorBytes);
+        }
     }
 
     /**
      * Defaults: enabled, 64 MiB objects of 1 MiB blocks, a pass every 30 s, at most 64 MiB/s, merge 8 small
-     * objects, 64 MiB block cache.
+     * objects, 64 MiB block cache, 4 GiB of WAL slice mirrors (the slice being written and three waiting, at the
+     * WAL's default slice size).
      */
     public static MaterializerConfig defaults() {
-        return new MaterializerConfig(true, 64L << 20, 1 << 20, Duration.ofSeconds(30), 64L << 20, 8, 64L << 20);
+        return new MaterializerConfig(true, 64L << 20, 1 << 20, Duration.ofSeconds(30), 64L << 20, 8, 64L << 20,
+                4L << 30);
     }
 
     public MaterializerConfig withEnabled(boolean on) {
         return new MaterializerConfig(on, objectTargetBytes, blockBytes, interval, maxBytesPerSecond,
-                mergeMinObjects, blockCacheBytes);
+                mergeMinObjects, blockCacheBytes, mirrorBytes);
     }
 
     public MaterializerConfig withObjects(long targetBytes, int blockBytes) {
         return new MaterializerConfig(enabled, targetBytes, blockBytes, interval, maxBytesPerSecond, mergeMinObjects,
-                blockCacheBytes);
+                blockCacheBytes, mirrorBytes);
     }
 
     public MaterializerConfig withInterval(Duration every) {
         return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, every, maxBytesPerSecond,
-                mergeMinObjects, blockCacheBytes);
+                mergeMinObjects, blockCacheBytes, mirrorBytes);
     }
 
     public MaterializerConfig withMergeMinObjects(int n) {
         return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, interval, maxBytesPerSecond, n,
-                blockCacheBytes);
+                blockCacheBytes, mirrorBytes);
+    }
+
+    public MaterializerConfig withMirrorBytes(long bytes) {
+        return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, interval, maxBytesPerSecond,
+                mergeMinObjects, blockCacheBytes, bytes);
     }
 
     /** Objects under this many payload bytes count as small and are merged. */

@@ -28,13 +28,15 @@ import org.slf4j.LoggerFactory;
  * <p>Whether the directory's filesystem allows it is found by {@link #probe} (some filesystems refuse
  * {@code O_DIRECT}); where it does not, the store uses the page cache as before.
  */
-final class DirectFiles {
+public final class DirectFiles {
     private static final Logger LOG = LoggerFactory.getLogger(DirectFiles.class);
     /** Bytes a direct write or read moves at a time, the size of each I/O thread's staging buffer. */
     static final int STAGING_BYTES = 1024 * 1024;
     private static final OpenOption[] WRITE_NEW = {StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
             ExtendedOpenOption.DIRECT};
     private static final OpenOption[] READ = {StandardOpenOption.READ, ExtendedOpenOption.DIRECT};
+    private static final OpenOption[] READ_WRITE = {StandardOpenOption.READ, StandardOpenOption.WRITE,
+            ExtendedOpenOption.DIRECT};
 
     /** Offsets and lengths of direct transfers are multiples of this: the filesystem's block size. */
     private final int alignment;
@@ -51,12 +53,12 @@ final class DirectFiles {
      * Direct I/O in {@code dir} if its filesystem allows it: writes and reads back one block of a probe file named
      * {@code probeName} in {@code dir} (removed after). Empty, with the reason logged, when it does not.
      */
-    static Optional<DirectFiles> probe(Path dir, String probeName) {
+    public static Optional<DirectFiles> probe(Path dir, String probeName) {
         Path probe = dir.resolve(probeName);
         try {
             int alignment = Math.toIntExact(Files.getFileStore(dir).getBlockSize());
             if (alignment <= 0 || Integer.bitCount(alignment) != 1 || alignment > STAGING_BYTES) {
-                LOG.info("Object files use the page cache: the filesystem's block size {} does not suit direct I/O"
+                LOG.info("No direct I/O: the filesystem's block size {} does not suit it"
                         + " dir={}", alignment, dir);
                 return Optional.empty();
             }
@@ -78,7 +80,7 @@ final class DirectFiles {
             }
             return Optional.of(new DirectFiles(alignment));
         } catch (IOException | UnsupportedOperationException | ArithmeticException e) {
-            LOG.info("Object files use the page cache: the filesystem refuses direct I/O dir={} reason={}", dir,
+            LOG.info("No direct I/O: the filesystem refuses it dir={} reason={}", dir,
                     e.toString());
             return Optional.empty();
         } finally {
@@ -88,6 +90,19 @@ final class DirectFiles {
                 LOG.warn("Direct I/O probe file not removed (removed at the next open) file={}", probe, e);
             }
         }
+    }
+
+    /** Offsets, lengths and buffer addresses of direct transfers are multiples of this. */
+    public int alignment() {
+        return alignment;
+    }
+
+    /**
+     * Opens the existing {@code file} for direct reads and writes, which the caller makes at offsets and lengths that
+     * are multiples of {@link #alignment()}, from buffers aligned to it.
+     */
+    public FileChannel openForReadingAndWriting(Path file) throws IOException {
+        return FileChannel.open(file, READ_WRITE);
     }
 
     /**

@@ -121,6 +121,13 @@ final class NereusMetrics implements AutoCloseable {
                 m -> m.record(s.walBytesRead()));
         counter("wal.read.request.count", "{request}", "BookKeeper read requests made of WAL slices",
                 m -> m.record(s.walReadRequests()));
+        counter("wal.mirror.read.size", "By", "Bytes of WAL batches read from the local mirrors of this broker's"
+                + " slices instead of from the bookies", m -> m.record(s.walMirrors().bytesRead()));
+        gauge("wal.mirror.size", "By", "Bytes of WAL batches the local mirrors of this broker's slices hold",
+                m -> m.record(s.walMirrors().bytes()));
+        counter("wal.mirror.dropped.count", "{slice}", "WAL slices not mirrored locally for want of space, and"
+                + " mirrors given up before their slice was materialized: those slices are read from the bookies",
+                m -> m.record(s.walMirrors().droppedMirrors()));
     }
 
     private void observeReads(StreamStorage s) {

@@ -24,11 +24,13 @@ import io.nereus.metadata.StreamId;
 import io.nereus.object.BlockCache;
 import io.nereus.object.ObjectStore;
 import io.nereus.runtime.EngineRuntime;
+import io.nereus.wal.SliceMirrors;
 import io.nereus.wal.WalObserver;
 import io.nereus.wal.WalReader;
 import io.nereus.wal.WalSliceRecovery;
 import io.nereus.wal.WalStats;
 import io.nereus.wal.WalWriter;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -64,6 +66,7 @@ public final class StreamStorage implements AutoCloseable {
     private final Materializer materializer;
     private final Collector collector;
     private final TopicCompactor compactor;
+    private final SliceMirrors mirrors;
     private final Map<String, CompletableFuture<NereusStream>> streams = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -74,9 +77,12 @@ public final class StreamStorage implements AutoCloseable {
         this.objects = Objects.requireNonNull(objects, "objects");
         this.writerId = Objects.requireNonNull(writerId, "writerId");
         this.scheduler = runtime.scheduler("nereus-wal-timer");
+        // mirrors serve the materializer: without background passes a slice would wait in its mirror for good
+        this.mirrors = config.materializer().enabled() ? SliceMirrors.open(MIRROR_DIR,
+                config.materializer().mirrorBytes(), runtime) : SliceMirrors.NONE;
         this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, runtime,
-                scheduler, clock, observer);
-        this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches());
+                scheduler, clock, observer, mirrors);
+        this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches(), mirrors);
         this.tail = new TailCache(config.tailCacheBytes());
         this.blocks = new BlockCache(config.materializer().blockCacheBytes());
         this.objectReader = new ObjectTargetReader(objects, blocks, OPEN_OBJECTS);
@@ -93,6 +99,9 @@ public final class StreamStorage implements AutoCloseable {
         this.compactor = new TopicCompactor(metadata.index(), objectReader, objects, config.materializer().blockBytes(),
                 clock, config.collector().maxPublishDelay(), resolver::invalidate, runtime);
     }
+
+    /** Where the WAL slices' mirrors are written: the JVM's temporary directory, as the materializer's spill. */
+    static final Path MIRROR_DIR = Path.of(System.getProperty("java.io.tmpdir"));
 
     /** Stream objects kept open (footer and index read) for readers. */
     static final int OPEN_OBJECTS = 1024;
@@ -253,6 +262,11 @@ public final class StreamStorage implements AutoCloseable {
         return objectReader.bytesRead();
     }
 
+    /** The local mirrors of this instance's WAL slices ({@link SliceMirrors}): bytes held, read and mirrors dropped. */
+    public SliceMirrors walMirrors() {
+        return mirrors;
+    }
+
     /** BookKeeper read requests this instance made of WAL slices (reads, repair and materialization). */
     public long walReadRequests() {
         return reader.requests();
@@ -327,6 +341,7 @@ public final class StreamStorage implements AutoCloseable {
         blocks.clear();
         return writerDone.whenComplete((ignored, error) -> {
             tail.close(); // every append has completed: release the cached payloads, cache nothing more
+            mirrors.close(); // the writer mirrors nothing more: the files are deleted
             scheduler.shutdownNow();
         });
     }

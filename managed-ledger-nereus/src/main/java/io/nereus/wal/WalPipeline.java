@@ -68,7 +68,8 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
      * left to recovery) and the lease released.
      */
     WalPipeline(BookKeeper bk, WalCommitter committer, WalSliceStore sliceStore, WalConfig config, String writerId,
-            Clock clock, OpenBatch openBatch, Executor owner, Runnable terminate, WalObserver observer) {
+            Clock clock, OpenBatch openBatch, Executor owner, Runnable terminate, WalObserver observer,
+            SliceMirrors mirrors) {
         this.committer = committer;
         this.observer = observer;
         this.config = config;
@@ -77,7 +78,7 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         this.owner = owner;
         this.terminate = terminate;
         this.lease = new WriterLease(sliceStore, writerId, config.writerLease(), this::onOwner);
-        this.slices = new WalSlices(bk, sliceStore, lease, config, writerId, clock, this::onOwner, this);
+        this.slices = new WalSlices(bk, sliceStore, lease, config, writerId, clock, this::onOwner, this, mirrors);
     }
 
     /** The writer's counters so far; any thread. */
@@ -248,12 +249,14 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
             }
             int bytes = data.readableBytes();
             slices.bind(s, bytes);
+            // copied before BookKeeper takes the buffer: the entry id it must get, -1 when not mirrored
+            long mirrored = s.mirror == null ? -1 : s.mirror.append(data);
             inFlight++;
             WalSlices.Slice target = s;
             // a measurement, not logic: the add's latency for the observer
             long issued = System.nanoTime();
             target.ledger.appendAsync(data).whenComplete((entryId, error) -> onOwner(
-                    () -> added(target, batch, bytes, System.nanoTime() - issued, entryId, error)));
+                    () -> added(target, batch, bytes, System.nanoTime() - issued, entryId, error, mirrored)));
         }
         retireSliceIfClosedAndDrained();
     }
@@ -264,9 +267,13 @@ final class WalPipeline implements WalSlices.Listener, WalSliceRecovery.LocalWri
         }
     }
 
-    private void added(WalSlices.Slice s, SealedBatch batch, int bytes, long nanos, Long entryId, Throwable error) {
+    private void added(WalSlices.Slice s, SealedBatch batch, int bytes, long nanos, Long entryId, Throwable error,
+            long mirrored) {
         inFlight--;
         slices.added(s, error != null);
+        if (error == null && mirrored >= 0) {
+            s.mirror.acked(mirrored, entryId);
+        }
         pump();
         if (error == null) {
             batchesWritten++;

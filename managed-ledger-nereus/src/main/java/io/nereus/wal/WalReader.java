@@ -19,6 +19,8 @@ import org.apache.bookkeeper.client.api.BookKeeper;
 import org.apache.bookkeeper.client.api.LedgerEntries;
 import org.apache.bookkeeper.client.api.LedgerEntry;
 import org.apache.bookkeeper.client.api.ReadHandle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads WAL batches from slices, through BookKeeper's {@link ReadHandle}. Slices are opened without recovery (a
@@ -39,8 +41,13 @@ import org.apache.bookkeeper.client.api.ReadHandle;
  * cache still holds its, so a batch's memory lives until the cache and every reader (and every slice a reader took
  * of a payload) have released it. The cached batches are BookKeeper's buffers (direct memory, as the client
  * allocates them): at most {@code cachedBatches} of them, plus those readers still hold.
+ *
+ * <p>A slice this broker's writer wrote and mirrored locally ({@link SliceMirrors}) is read from its mirror once the
+ * slice is retired, the materializer's copy above all; each batch read there is checked as a fetched one is (and for
+ * its slice id), and a mirror that fails a read or a check is dropped and the read goes to BookKeeper.
  */
 public final class WalReader implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WalReader.class);
     private final BookKeeper bk;
     private final byte[] password;
     private final Map<Long, CompletableFuture<ReadHandle>> handles = new ConcurrentHashMap<>();
@@ -50,6 +57,8 @@ public final class WalReader implements AutoCloseable {
     private final LongAdder requests = new LongAdder();
     /** Batches fetched together when a reader goes on from one batch to the next. */
     private final int readAhead;
+    /** Local copies of this broker's slices, read before BookKeeper. */
+    private final SliceMirrors mirrors;
 
     private record BatchKey(long sliceId, long entryId) {
     }
@@ -66,6 +75,15 @@ public final class WalReader implements AutoCloseable {
     }
 
     public WalReader(BookKeeper bk, byte[] password, int cachedBatches) {
+        this(bk, password, cachedBatches, SliceMirrors.NONE);
+    }
+
+    /**
+     * A reader that reads the slices {@code mirrors} holds from there (see {@link SliceMirrors}), and from BookKeeper
+     * what they do not hold or fail to read; {@code mirrors} is the caller's to close, after this reader.
+     */
+    public WalReader(BookKeeper bk, byte[] password, int cachedBatches, SliceMirrors mirrors) {
+        this.mirrors = Objects.requireNonNull(mirrors, "mirrors");
         this.bk = Objects.requireNonNull(bk, "bk");
         this.password = password.clone();
         this.readAhead = Math.max(1, cachedBatches / 8);
@@ -278,10 +296,19 @@ public final class WalReader implements AutoCloseable {
     }
 
     /**
-     * Forgets slice {@code sliceId} (its ledger was deleted): closes its handle and drops its cached batches, so that
-     * a read of it asks BookKeeper again and finds it missing.
+     * The materializer has copied slice {@code sliceId} into objects: its local mirror, if any, is no longer needed
+     * (later reads of the slice go to BookKeeper).
+     */
+    public void copied(long sliceId) {
+        mirrors.release(sliceId);
+    }
+
+    /**
+     * Forgets slice {@code sliceId} (its ledger was deleted): closes its handle and drops its cached batches and its
+     * mirror, so that a read of it asks BookKeeper again and finds it missing.
      */
     public void forget(long sliceId) {
+        mirrors.release(sliceId);
         CompletableFuture<ReadHandle> h = handles.remove(sliceId);
         if (h != null) {
             h.thenAccept(ReadHandle::closeAsync);
@@ -324,6 +351,57 @@ public final class WalReader implements AutoCloseable {
      * and last entry).
      */
     private CompletableFuture<List<FetchedBatch>> fetch(long sliceId, long first, long last) {
+        CompletableFuture<List<ByteBuf>> mirrored = mirrors.read(sliceId, first, last);
+        if (mirrored == null) {
+            return fetchFromBookies(sliceId, first, last);
+        }
+        return mirrored.handle((buffers, error) -> {
+            if (error == null && buffers == null) {
+                return fetchFromBookies(sliceId, first, last); // released meanwhile
+            }
+            if (error == null) {
+                try {
+                    return CompletableFuture.completedFuture(decodeMirrored(sliceId, first, buffers));
+                } catch (RuntimeException e) {
+                    error = e;
+                }
+            }
+            // a failed read dropped the mirror already; batches that do not decode drop it here: the bookies have them
+            LOG.warn("WAL slice mirror read failed, reading from BookKeeper: slice={} firstEntry={} lastEntry={}",
+                    sliceId, first, last, error);
+            mirrors.discard(sliceId, "what it held for entries " + first + ".." + last + " is not the batches: "
+                    + error);
+            return fetchFromBookies(sliceId, first, last);
+        }).thenCompose(f -> f);
+    }
+
+    /**
+     * The batches read from a mirror, each decoded and checked as a fetched entry is (its CRC32C over all its bytes)
+     * and for its slice id; on failure none is kept.
+     */
+    private static List<FetchedBatch> decodeMirrored(long sliceId, long first, List<ByteBuf> buffers) {
+        List<FetchedBatch> out = new ArrayList<>(buffers.size());
+        int i = 0;
+        try {
+            for (; i < buffers.size(); i++) {
+                FetchedBatch b = FetchedBatch.decode(buffers.get(i));
+                out.add(b);
+                if (b.batch().sliceId() != sliceId) {
+                    throw new IllegalStateException("entry " + (first + i) + " of the mirror of slice " + sliceId
+                            + " holds a batch of slice " + b.batch().sliceId());
+                }
+            }
+            return out;
+        } catch (RuntimeException e) {
+            out.forEach(FetchedBatch::release);
+            for (int j = i + 1; j < buffers.size(); j++) {
+                buffers.get(j).release();
+            }
+            throw e;
+        }
+    }
+
+    private CompletableFuture<List<FetchedBatch>> fetchFromBookies(long sliceId, long first, long last) {
         return handle(sliceId).thenCompose(rh -> {
             Map<String, Object> where = first == last ? ErrorContext.of("slice", sliceId, "entry", first)
                     : ErrorContext.of("slice", sliceId, "firstEntry", first, "lastEntry", last);

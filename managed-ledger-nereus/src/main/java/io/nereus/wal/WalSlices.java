@@ -65,6 +65,7 @@ final class WalSlices {
     private final Clock clock;
     private final Executor owner;
     private final Listener listener;
+    private final SliceMirrors mirrors;
 
     private Slice current;
     private boolean creating;
@@ -81,7 +82,8 @@ final class WalSlices {
     }
 
     WalSlices(BookKeeper bk, WalSliceStore store, WriterLease lease, WalConfig config, String writerId, Clock clock,
-            Executor owner, Listener listener) {
+            Executor owner, Listener listener, SliceMirrors mirrors) {
+        this.mirrors = mirrors;
         this.bk = bk;
         this.store = store;
         this.lease = lease;
@@ -147,7 +149,7 @@ final class WalSlices {
         store.register(id, writerId, incarnation).whenComplete((r, error) -> owner.execute(() -> {
             if (r instanceof SliceRegistration.Registered) {
                 LOG.info("WAL slice opened: slice={} writer={} incarnation={}", id, writerId, incarnation);
-                Slice s = new Slice(lh, clock.instant());
+                Slice s = new Slice(lh, clock.instant(), mirrors.start(id, config.sliceMaxBytes()));
                 unsealed.put(id, s);
                 current = s;
                 creating = false;
@@ -212,6 +214,9 @@ final class WalSlices {
         s.pending--;
         if (failed) {
             s.broken = true;
+            if (s.mirror != null) {
+                s.mirror.drop("a write to the slice failed");
+            }
         }
         if (s.retired && s.pending == 0) {
             close(s);
@@ -229,6 +234,9 @@ final class WalSlices {
 
     /** No more batches go to {@code s}; it closes once its written batches are acknowledged or failed. */
     void retire(Slice s) {
+        if (!s.retired && s.mirror != null) {
+            s.mirror.finish();
+        }
         s.retired = true;
         if (current == s) {
             current = null;
@@ -310,6 +318,8 @@ final class WalSlices {
     static final class Slice {
         final WriteHandle ledger;
         final Instant created;
+        /** The slice's local mirror ({@link SliceMirrors}); null when it has none. */
+        final SliceMirrors.Mirror mirror;
         long bytes;
         int pending;
         int unfinished;
@@ -319,9 +329,10 @@ final class WalSlices {
         boolean closed;
         boolean sealing;
 
-        Slice(WriteHandle ledger, Instant created) {
+        Slice(WriteHandle ledger, Instant created, SliceMirrors.Mirror mirror) {
             this.ledger = ledger;
             this.created = created;
+            this.mirror = mirror;
         }
 
         long id() {

@@ -107,7 +107,19 @@ public final class WalWriter implements AutoCloseable {
      */
     public WalWriter(BookKeeper bk, StreamCommitStore streams, WalSliceStore slices, WalConfig config, String writerId,
             EngineRuntime runtime, ScheduledExecutorService scheduler, Clock clock, WalObserver observer) {
+        this(bk, streams, slices, config, writerId, runtime, scheduler, clock, observer, SliceMirrors.NONE);
+    }
+
+    /**
+     * As {@link #WalWriter(BookKeeper, StreamCommitStore, WalSliceStore, WalConfig, String, EngineRuntime,
+     * ScheduledExecutorService, Clock, WalObserver)}, mirroring its slices into {@code mirrors} (owned by the caller,
+     * who closes it after this writer).
+     */
+    public WalWriter(BookKeeper bk, StreamCommitStore streams, WalSliceStore slices, WalConfig config, String writerId,
+            EngineRuntime runtime, ScheduledExecutorService scheduler, Clock clock, WalObserver observer,
+            SliceMirrors mirrors) {
         Objects.requireNonNull(bk, "bk");
+        Objects.requireNonNull(mirrors, "mirrors");
         Objects.requireNonNull(observer, "observer");
         Objects.requireNonNull(streams, "streams");
         Objects.requireNonNull(slices, "slices");
@@ -121,7 +133,7 @@ public final class WalWriter implements AutoCloseable {
                 openBatch, this::submit, () -> {
                     owner.shutdown();
                     terminated.complete(null);
-                }, observer);
+                }, observer, mirrors);
         this.recovery = new WalSliceRecovery(bk, slices, config.password(), clock, pipeline);
         long renewMillis = Math.max(1, config.leaseRenewal().toMillis());
         this.renewals = scheduler.scheduleAtFixedRate(() -> {

@@ -137,6 +137,8 @@ class NereusMetricsTest {
             assertThat(value(read, "read.size", attr(NereusMetrics.READ_SOURCE, "object"))).isZero();
             assertThat(value(read, "wal.read.size")).isPositive();
             assertThat(value(read, "wal.read.request.count")).isPositive();
+            assertThat(value(read, "wal.mirror.read.size")).as("an open slice's mirror serves no read").isZero();
+            assertThat(value(read, "wal.mirror.size")).as("the open slice's mirror").isPositive();
             assertThat(value(read, "repair.count", attr(NereusMetrics.REPAIR_OUTCOME, "repaired"))).isZero();
 
             await(storage.collectGarbage());

@@ -39,6 +39,7 @@ import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_DELAY_MICROS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_WHEN_IDLE;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_BATCH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_IN_FLIGHT_BATCHES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MIRROR_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_RECOVERY_INTERVAL_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_AGE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_BYTES;
@@ -157,6 +158,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
         long materializerMaxBytesPerSecond = get(MATERIALIZER_MAX_BYTES_PER_SECOND, raw, conf).value();
         int objectMergeMinObjects = get(OBJECT_MERGE_MIN_OBJECTS, raw, conf).value();
         long objectBlockCacheBytes = get(OBJECT_BLOCK_CACHE_BYTES, raw, conf).value();
+        long walMirrorBytes = get(WAL_MIRROR_BYTES, raw, conf).value();
         long collectorIntervalSeconds = get(COLLECTOR_INTERVAL_SECONDS, raw, conf).value();
         long walDeleteGraceSeconds = get(WAL_DELETE_GRACE_SECONDS, raw, conf).value();
         long objectDeleteGraceSeconds = get(OBJECT_DELETE_GRACE_SECONDS, raw, conf).value();
@@ -169,7 +171,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
                     flushWhenIdle, flushBelowBatches);
             MaterializerConfig materializer = new MaterializerConfig(materializerEnabled, objectTargetBytes,
                     objectBlockBytes, Duration.ofSeconds(materializerIntervalSeconds), materializerMaxBytesPerSecond,
-                    objectMergeMinObjects, objectBlockCacheBytes);
+                    objectMergeMinObjects, objectBlockCacheBytes, walMirrorBytes);
             CollectorConfig collector = new CollectorConfig(Duration.ofSeconds(collectorIntervalSeconds),
                     Duration.ofSeconds(walDeleteGraceSeconds), Duration.ofSeconds(objectDeleteGraceSeconds));
             storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches,

@@ -273,9 +273,10 @@ public final class NereusConfigKeys {
     public static final ConfigKey<Long> MATERIALIZER_INTERVAL_SECONDS = longKey("nereusMaterializerIntervalSeconds",
             MATERIALIZER.interval().toSeconds(), "1 to " + MAX_RECOVERY_SECONDS,
             v -> v >= 1 && v <= MAX_RECOVERY_SECONDS,
-            "Pause between the materializer's passes over the sealed WAL slices. A slice's data is in objects at "
-                    + "most about this long after the slice seals (nereusWalSliceMaxBytes, "
-                    + "nereusWalSliceMaxAgeSeconds).");
+            "Pause between the materializer's passes over the sealed WAL slices, after a pass that found nothing to "
+                    + "copy (a pass that copied slices is followed by the next at once). A slice's data is in objects "
+                    + "at most about this long after the slice seals (nereusWalSliceMaxBytes, "
+                    + "nereusWalSliceMaxAgeSeconds), when the materializer keeps up.");
 
     public static final ConfigKey<Long> MATERIALIZER_MAX_BYTES_PER_SECOND = longKey(
             "nereusMaterializerMaxBytesPerSecond", MATERIALIZER.maxBytesPerSecond(), ">= 1", v -> v >= 1,
@@ -288,6 +289,15 @@ public final class NereusConfigKeys {
     public static final ConfigKey<Long> OBJECT_BLOCK_CACHE_BYTES = longKey("nereusObjectBlockCacheBytes",
             MATERIALIZER.blockCacheBytes(), ">= 0", v -> v >= 0,
             "Bytes of object blocks kept in memory for readers (0: none).");
+
+    public static final ConfigKey<Long> WAL_MIRROR_BYTES = longKey("nereusWalMirrorBytes",
+            MATERIALIZER.mirrorBytes(), ">= 0", v -> v >= 0,
+            "Bytes of local files (in the JVM's temporary directory, java.io.tmpdir, written with direct I/O) that "
+                    + "hold copies of this broker's newest WAL slices until the materializer has copied them into "
+                    + "objects, so that it reads them from there instead of from the bookies. A slice that does not "
+                    + "fit, or whose mirror fails, is read from BookKeeper; the directory's filesystem must allow "
+                    + "direct I/O (checked at start; where it does not, the log says so and nothing is mirrored). "
+                    + "0: none. Only with nereusMaterializerEnabled=true.");
 
     private static final CollectorConfig COLLECTOR = CollectorConfig.defaults();
 
@@ -322,7 +332,7 @@ public final class NereusConfigKeys {
             TAIL_CACHE_BYTES, READ_CACHED_BATCHES, READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES, OBJECT_STORE_TYPE,
             OBJECT_STORE_DIR, OBJECT_STORE_DIRECT_IO, S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE, S3_ACCESS_KEY, S3_SECRET_KEY,
             S3_PART_BYTES, MATERIALIZER_ENABLED, OBJECT_TARGET_BYTES, OBJECT_BLOCK_BYTES, MATERIALIZER_INTERVAL_SECONDS,
-            MATERIALIZER_MAX_BYTES_PER_SECOND, OBJECT_MERGE_MIN_OBJECTS, OBJECT_BLOCK_CACHE_BYTES,
+            MATERIALIZER_MAX_BYTES_PER_SECOND, OBJECT_MERGE_MIN_OBJECTS, OBJECT_BLOCK_CACHE_BYTES, WAL_MIRROR_BYTES,
             COLLECTOR_INTERVAL_SECONDS, WAL_DELETE_GRACE_SECONDS, OBJECT_DELETE_GRACE_SECONDS);
 
     private NereusConfigKeys() {

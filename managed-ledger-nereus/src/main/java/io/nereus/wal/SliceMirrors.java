@@ -1,0 +1,505 @@
+package io.nereus.wal;
+
+import io.nereus.object.DirectFiles;
+import io.nereus.object.ProcessFiles;
+import io.nereus.runtime.EngineRuntime;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Local copies ("mirrors") of the WAL slices this broker's writer writes, kept until the materializer has copied each
+ * slice into objects, so that it reads a slice from local disk instead of from the bookies.
+ *
+ * <p>Why: the materializer reads every slice back once, soon after it seals. From BookKeeper each byte is read from
+ * the bookie's entry log, copied into its read cache and its response, sent over a socket and received by the
+ * broker; at 50,000 msg/s of one topic that read was a fifth of the broker's CPU (docs/benchmarks.md). The writer has
+ * every batch in memory as it hands it to BookKeeper; copying it into an aligned buffer that goes to a local file
+ * with direct I/O costs a memory copy and a little system time, and reading it back with direct I/O as little.
+ *
+ * <p>A mirror is a cache, never a source of truth: a slice without one (another writer's, one the space limit or a
+ * failure dropped, every slice after a restart) is read from BookKeeper as before, and so is any read of a mirror
+ * that fails. What a mirror serves is checked as BookKeeper's bytes are: {@link WalBatchCodec#decode} verifies each
+ * batch's CRC32C over all its bytes and the slice id in its header, and the entry ids match BookKeeper's (the
+ * writer's {@link Mirror#acked} drops a mirror whose batches were acknowledged under other ids, and one whose write
+ * failed). A mirror is readable only once its slice is retired and every batch of it is in the file.
+ *
+ * <p>Layout: the batches back to back in entry order, their offsets in memory; written in aligned pieces of
+ * {@value #STAGING_BYTES} bytes through at most {@value #STAGING_BUFFERS} staging buffers, the last padded to the
+ * filesystem's block. The writer's thread copies each batch into the current staging buffer and never waits: when no
+ * buffer is free (the disk is behind) the slice's mirror is dropped. One thread ({@code nereus-wal-mirror}) writes,
+ * reads and deletes the files, in the order asked. A mirror reserves its slice's size limit when it starts, and a
+ * slice whose reserve would take the mirrors' reserves past {@code maxBytes} is not mirrored (the materializer is
+ * behind; mirroring it would only add disk writes). Files live in one directory, named by process
+ * ({@code nereus-wal-mirror-<pid>-...}); those of processes no longer running are deleted at {@link #open}, this
+ * process's at {@link #close}.
+ *
+ * <p>Direct I/O is required: through the page cache each mirrored byte would cost a page the kernel must find and
+ * fill, which on the machines measured cost more than the bookie's read it replaces. Where the directory's
+ * filesystem refuses {@code O_DIRECT}, {@link #open} returns {@link #NONE} and says why.
+ */
+public final class SliceMirrors implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SliceMirrors.class);
+    /** The file name prefix of mirror files; the process id and a random part follow. */
+    public static final String PREFIX = "nereus-wal-mirror-";
+    static final String SUFFIX = ".slice";
+    /** Bytes of one staging buffer: each write to a file moves this much (the last of a slice less). */
+    static final int STAGING_BYTES = 1 << 20;
+    /**
+     * Staging buffers in all; one per mirror being written, the rest waiting for the disk: 32 MiB, about 0.6 s of a
+     * WAL written at 50 MB/s, which rides out the stalls of a disk the bookie's flushes keep busy (8 did not).
+     */
+    static final int STAGING_BUFFERS = 32;
+    private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
+
+    /** Probe files of this process so far: each open probes with a name of its own. */
+    private static final AtomicLong PROBES = new AtomicLong();
+
+    /** No mirrors: every slice is read from BookKeeper. */
+    public static final SliceMirrors NONE = new SliceMirrors();
+
+    private final Path dir;
+    private final DirectFiles direct;
+    private final int alignment;
+    private final long maxBytes;
+    private final ExecutorService io;
+    private final Map<Long, Mirror> mirrors = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<ByteBuffer> freeBuffers = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger buffersMade = new AtomicInteger();
+    /** Bytes of batches held by the mirrors not dropped or released. */
+    private final AtomicLong bytes = new AtomicLong();
+    /** Bytes the mirrors not dropped or released reserved when they started: what admits a new one. */
+    private final AtomicLong reserved = new AtomicLong();
+    private final LongAdder bytesRead = new LongAdder();
+    private final LongAdder batchesRead = new LongAdder();
+    private final LongAdder dropped = new LongAdder();
+    /** The I/O thread's buffer for reads. */
+    private ByteBuffer readStaging;
+    private volatile boolean closed;
+
+    private SliceMirrors() {
+        this.dir = null;
+        this.direct = null;
+        this.alignment = 1;
+        this.maxBytes = 0;
+        this.io = null;
+    }
+
+    private SliceMirrors(Path dir, DirectFiles direct, long maxBytes, ExecutorService io) {
+        this.dir = dir;
+        this.direct = direct;
+        this.alignment = direct.alignment();
+        this.maxBytes = maxBytes;
+        this.io = io;
+    }
+
+    /**
+     * Mirrors in {@code dir} (an existing directory) of at most {@code maxBytes} in all, written and read on a thread
+     * of {@code runtime}; {@link #NONE} when {@code maxBytes} is 0 or the filesystem refuses direct I/O (logged).
+     * Deletes the mirror files of processes no longer running.
+     */
+    public static SliceMirrors open(Path dir, long maxBytes, EngineRuntime runtime) {
+        if (maxBytes < 0) {
+            throw new IllegalArgumentException("WAL slice mirror bytes must be >= 0: " + maxBytes);
+        }
+        if (maxBytes == 0) {
+            return NONE;
+        }
+        Optional<DirectFiles> direct = DirectFiles.probe(dir, PREFIX + ProcessHandle.current().pid() + "-probe"
+                + PROBES.incrementAndGet() + SUFFIX);
+        if (direct.isEmpty()) {
+            LOG.info("WAL slices are not mirrored locally (the materializer reads them from BookKeeper): no direct"
+                    + " I/O in dir={}", dir);
+            return NONE;
+        }
+        ProcessFiles.removeAbandoned(dir, PREFIX, SUFFIX);
+        LOG.info("WAL slices are mirrored locally for the materializer: dir={} maxBytes={}", dir, maxBytes);
+        return new SliceMirrors(dir, direct.get(), maxBytes, runtime.executor("nereus-wal-mirror"));
+    }
+
+    /** Whether slices are mirrored at all. */
+    public boolean enabled() {
+        return io != null;
+    }
+
+    /**
+     * Starts the mirror of slice {@code sliceId}, which its writer is about to write from its first entry on, taking
+     * batches while it holds less than {@code reserve} bytes (the slice's size limit); null when mirroring is off or
+     * closed, or when that reserve does not fit beside the other mirrors' (the materializer is behind: the slice is
+     * read from BookKeeper). Writer's thread.
+     */
+    Mirror start(long sliceId, long reserve) {
+        if (io == null || closed) {
+            return null;
+        }
+        if (reserved.addAndGet(reserve) > maxBytes) {
+            reserved.addAndGet(-reserve);
+            dropped.increment();
+            LOG.info("WAL slice not mirrored, the mirrors of slices not yet materialized fill the space: slice={}"
+                    + " reservedBytes={} sliceBytes={} maxBytes={}", sliceId, reserved.get(), reserve, maxBytes);
+            return null;
+        }
+        Mirror m = new Mirror(sliceId, reserve);
+        mirrors.put(sliceId, m);
+        return m;
+    }
+
+    /**
+     * The batches at entries {@code first..last} of slice {@code sliceId} read from its mirror, each a buffer of its
+     * own that the caller releases; null when no readable mirror holds them (read them from BookKeeper). The future
+     * completes with null when the mirror was released or dropped before the read ran, and fails when the read does
+     * (the mirror is then dropped); either way, read them from BookKeeper.
+     */
+    public CompletableFuture<List<ByteBuf>> read(long sliceId, long first, long last) {
+        Mirror m = mirrors.get(sliceId);
+        if (m == null || !m.readable || m.dropped || first < 0 || last < first || last >= m.entries) {
+            return null;
+        }
+        CompletableFuture<List<ByteBuf>> out = new CompletableFuture<>();
+        try {
+            io.execute(() -> {
+                try {
+                    out.complete(m.readOnIo(first, last));
+                } catch (IOException | RuntimeException e) {
+                    m.drop("read failed: " + e);
+                    out.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            return null;
+        }
+        return out;
+    }
+
+    /** Drops the mirror of slice {@code sliceId}, if any: the materializer has copied it, or it was deleted. */
+    public void release(long sliceId) {
+        Mirror m = mirrors.get(sliceId);
+        if (m != null) {
+            m.drop(null);
+        }
+    }
+
+    /**
+     * Drops the mirror of slice {@code sliceId}, if any, because what it served was wrong ({@code reason}): counted
+     * and logged; the slice is read from BookKeeper from now on.
+     */
+    public void discard(long sliceId, String reason) {
+        Mirror m = mirrors.get(sliceId);
+        if (m != null) {
+            m.drop(reason);
+        }
+    }
+
+    /** Bytes of batches the mirrors hold now. */
+    public long bytes() {
+        return bytes.get();
+    }
+
+    /** Bytes of batches served from mirrors so far. */
+    public long bytesRead() {
+        return bytesRead.sum();
+    }
+
+    /** Batches served from mirrors so far. */
+    public long batchesRead() {
+        return batchesRead.sum();
+    }
+
+    /**
+     * Slices not mirrored for want of space, and mirrors dropped before their slice was copied (a failure, a full set
+     * of staging buffers).
+     */
+    public long droppedMirrors() {
+        return dropped.sum();
+    }
+
+    /** Drops every mirror (their files are deleted) and ends the I/O thread once it has done so. */
+    @Override
+    public void close() {
+        if (io == null || closed) {
+            return;
+        }
+        closed = true;
+        for (Mirror m : mirrors.values()) {
+            m.drop(null);
+        }
+        io.shutdown();
+    }
+
+    private ByteBuffer takeBuffer() {
+        ByteBuffer b = freeBuffers.poll();
+        if (b == null && buffersMade.getAndUpdate(n -> n < STAGING_BUFFERS ? n + 1 : n) < STAGING_BUFFERS) {
+            b = ByteBuffer.allocateDirect(STAGING_BYTES + alignment).alignedSlice(alignment);
+        }
+        return b == null ? null : b.clear();
+    }
+
+    private void giveBack(ByteBuffer b) {
+        if (b != null) {
+            freeBuffers.add(b);
+        }
+    }
+
+    /**
+     * The mirror of one slice. {@link #append}, {@link #acked} and {@link #finish} are called by the writer's thread,
+     * in entry order; the file is written, read and deleted on the I/O thread; {@link #drop} from any thread.
+     */
+    final class Mirror {
+        final long sliceId;
+        /** Bytes reserved at the start: a batch is taken while the mirror holds less. */
+        final long reserve;
+        // writer's thread
+        private ByteBuffer staging;
+        /** Where {@link #staging}'s first byte goes in the file (a multiple of {@value #STAGING_BYTES}). */
+        private long stagingAt;
+        private long length;
+        /** Offsets of the batches appended, and the end of the last: appended + 1 values. */
+        private long[] offsets = new long[1024];
+        private int appended;
+        // I/O thread
+        private Path file;
+        private FileChannel channel;
+        // set on the I/O thread after the last write; index and entries are final once readable is
+        private volatile long[] index;
+        private volatile long entries;
+        private volatile boolean readable;
+        private volatile boolean dropped;
+        private final AtomicBoolean dropping = new AtomicBoolean();
+        /** Bytes this mirror added to {@link SliceMirrors#bytes}; -1 once they were taken off again. */
+        private final AtomicLong counted = new AtomicLong();
+
+        Mirror(long sliceId, long reserve) {
+            this.sliceId = sliceId;
+            this.reserve = reserve;
+        }
+
+        /**
+         * Copies {@code data} (one batch, not consumed) as the next entry; returns the entry id it must be written as
+         * in BookKeeper, -1 when this slice is no longer mirrored.
+         */
+        long append(ByteBuf data) {
+            if (dropped) {
+                return stop();
+            }
+            if (length >= reserve) {
+                drop("the slice grew past the " + reserve + " bytes its mirror reserved");
+                return stop();
+            }
+            int n = data.readableBytes();
+            if (counted.getAndUpdate(c -> c < 0 ? c : c + n) < 0) {
+                return stop();
+            }
+            bytes.addAndGet(n);
+            int from = data.readerIndex();
+            int left = n;
+            while (left > 0) {
+                if (staging == null) {
+                    staging = takeBuffer();
+                    stagingAt = length + (n - left);
+                    if (staging == null) {
+                        drop("all " + STAGING_BUFFERS + " staging buffers wait for the disk");
+                        return stop();
+                    }
+                }
+                int chunk = Math.min(left, staging.remaining());
+                ByteBuffer dst = staging.duplicate();
+                dst.limit(dst.position() + chunk);
+                data.getBytes(from, dst);
+                staging.position(staging.position() + chunk);
+                from += chunk;
+                left -= chunk;
+                if (!staging.hasRemaining()) {
+                    write(staging, stagingAt);
+                    staging = null;
+                }
+            }
+            if (appended + 1 == offsets.length) {
+                offsets = Arrays.copyOf(offsets, offsets.length * 2);
+            }
+            offsets[appended] = length;
+            length += n;
+            appended++;
+            offsets[appended] = length;
+            return appended - 1;
+        }
+
+        /** Gives back the staging buffer of a mirror no longer written; -1. */
+        private long stop() {
+            giveBack(staging);
+            staging = null;
+            return -1;
+        }
+
+        /** BookKeeper acknowledged the batch mirrored as {@code mirroredAs} as entry {@code entryId}. */
+        void acked(long mirroredAs, long entryId) {
+            if (mirroredAs != entryId) {
+                drop("the batch mirrored as entry " + mirroredAs + " was written as entry " + entryId);
+            }
+        }
+
+        /** No more batches go to the slice: the rest is written, then the mirror can be read. */
+        void finish() {
+            if (dropped) {
+                stop();
+                return;
+            }
+            if (staging != null && staging.position() > 0) {
+                int padded = (staging.position() + alignment - 1) & -alignment;
+                while (staging.position() < padded) {
+                    staging.put((byte) 0);
+                }
+                write(staging, stagingAt);
+                staging = null;
+            } else {
+                stop();
+            }
+            long[] done = Arrays.copyOf(offsets, appended + 1);
+            long count = appended;
+            onIo(() -> {
+                if (!dropped) {
+                    index = done;
+                    entries = count;
+                    readable = true;
+                }
+            });
+        }
+
+        /** Drops the mirror: it serves no read from now on, and its file is deleted. {@code reason} null: released. */
+        void drop(String reason) {
+            if (!dropping.compareAndSet(false, true)) {
+                return;
+            }
+            dropped = true;
+            readable = false;
+            mirrors.remove(sliceId, this);
+            if (reason != null) {
+                SliceMirrors.this.dropped.increment();
+                LOG.warn("WAL slice mirror dropped, the slice will be read from BookKeeper: slice={} reason={}",
+                        sliceId, reason);
+            }
+            Runnable delete = () -> {
+                closeAndDelete();
+                reserved.addAndGet(-reserve);
+                bytes.addAndGet(-counted.getAndSet(-1));
+            };
+            try {
+                io.execute(delete);
+            } catch (RejectedExecutionException e) {
+                delete.run(); // the I/O thread has ended: nothing else touches the file now
+            }
+        }
+
+        private void write(ByteBuffer buffer, long at) {
+            buffer.flip();
+            onIo(() -> {
+                try {
+                    if (!dropped) {
+                        if (channel == null) {
+                            file = ProcessFiles.create(dir, PREFIX, SUFFIX);
+                            channel = direct.openForReadingAndWriting(file);
+                        }
+                        long position = at;
+                        while (buffer.hasRemaining()) {
+                            position += channel.write(buffer, position);
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    drop("write failed: " + e);
+                } finally {
+                    giveBack(buffer);
+                }
+            });
+        }
+
+        /** Reads entries {@code first..last} into a buffer each, null when the mirror is gone; I/O thread. */
+        private List<ByteBuf> readOnIo(long first, long last) throws IOException {
+            long[] at = index;
+            if (dropped || at == null || channel == null) {
+                return null; // released or dropped since the read was asked for
+            }
+            long start = at[(int) first];
+            long end = at[(int) last + 1];
+            ByteBuf all = ALLOC.directBuffer(Math.toIntExact(end - start));
+            try {
+                readInto(all, start, end);
+                List<ByteBuf> out = new ArrayList<>((int) (last - first + 1));
+                for (long e = first; e <= last; e++) {
+                    out.add(all.retainedSlice((int) (at[(int) e] - start), (int) (at[(int) e + 1] - at[(int) e])));
+                }
+                bytesRead.add(end - start);
+                batchesRead.add(out.size());
+                return out;
+            } finally {
+                all.release();
+            }
+        }
+
+        private void readInto(ByteBuf out, long start, long end) throws IOException {
+            if (readStaging == null) {
+                readStaging = ByteBuffer.allocateDirect(STAGING_BYTES + alignment).alignedSlice(alignment);
+            }
+            ByteBuffer buffer = readStaging;
+            long mask = alignment - 1L;
+            long position = start & ~mask;
+            long copied = start;
+            while (copied < end) {
+                int chunk = (int) Math.min(STAGING_BYTES, ((end + mask) & ~mask) - position);
+                buffer.clear().limit(chunk);
+                while (buffer.hasRemaining()) {
+                    int n = channel.read(buffer, position + buffer.position());
+                    if (n <= 0) {
+                        throw new EOFException("the mirror of slice " + sliceId + " ends at "
+                                + (position + buffer.position()) + ", before byte " + end);
+                    }
+                }
+                int skip = (int) (copied - position);
+                int take = (int) Math.min(chunk - skip, end - copied);
+                out.writeBytes(buffer.duplicate().position(skip).limit(skip + take));
+                copied += take;
+                position += chunk;
+            }
+        }
+
+        private void closeAndDelete() {
+            try {
+                if (channel != null) {
+                    channel.close();
+                }
+                if (file != null) {
+                    Files.deleteIfExists(file);
+                }
+            } catch (IOException e) {
+                LOG.warn("WAL slice mirror file not deleted (deleted at the next start) file={}", file, e);
+            }
+        }
+
+        private void onIo(Runnable task) {
+            try {
+                io.execute(task);
+            } catch (RejectedExecutionException e) {
+                // closed: close() dropped every mirror before ending the thread
+            }
+        }
+    }
+}

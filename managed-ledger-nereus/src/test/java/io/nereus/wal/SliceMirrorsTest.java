@@ -1,0 +1,206 @@
+package io.nereus.wal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.nereus.runtime.EngineRuntime;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The local mirrors of WAL slices on the real filesystem: what the writer's thread appends reads back byte for byte
+ * once the slice is finished (batches across the staging buffers' boundaries, composite buffers, any range of
+ * entries), nothing before; a slice whose reserve does not fit is not mirrored; a mirror whose entry ids went wrong,
+ * that outgrows its reserve or that is released serves nothing more and its file is deleted; files of dead processes
+ * are deleted at open.
+ */
+class SliceMirrorsTest {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    @TempDir
+    Path dir;
+    private final List<SliceMirrors> opened = new ArrayList<>();
+    private final Random random = new Random(42);
+
+    @AfterEach
+    void closeAll() {
+        opened.forEach(SliceMirrors::close);
+    }
+
+    private SliceMirrors open(long maxBytes) {
+        SliceMirrors m = SliceMirrors.open(dir, maxBytes, EngineRuntime.THREADS);
+        assertThat(m.enabled()).as("direct I/O in the test's temporary directory").isTrue();
+        opened.add(m);
+        return m;
+    }
+
+    private byte[] bytes(int n) {
+        byte[] b = new byte[n];
+        random.nextBytes(b);
+        return b;
+    }
+
+    /** {@code data} as a composite of two parts, as a WAL batch is (header, payloads), read from a nonzero index. */
+    private static ByteBuf batch(byte[] data) {
+        CompositeByteBuf c = Unpooled.compositeBuffer();
+        ByteBuf front = Unpooled.buffer().writeZero(3).writeBytes(data, 0, data.length / 2);
+        front.readerIndex(3);
+        c.addComponents(true, front, Unpooled.wrappedBuffer(data, data.length / 2, data.length - data.length / 2));
+        return c;
+    }
+
+    private static List<byte[]> read(SliceMirrors mirrors, long slice, long first, long last) {
+        CompletableFuture<List<ByteBuf>> f = mirrors.read(slice, first, last);
+        assertThat(f).as("slice %d entries %d..%d readable", slice, first, last).isNotNull();
+        List<byte[]> out = new ArrayList<>();
+        for (ByteBuf b : f.join()) {
+            out.add(ByteBufUtil.getBytes(b));
+            b.release();
+        }
+        return out;
+    }
+
+    /** Whether slice {@code slice}'s mirror serves its first entry now (the buffer read is released). */
+    private static boolean readable(SliceMirrors mirrors, long slice) {
+        CompletableFuture<List<ByteBuf>> f = mirrors.read(slice, 0, 0);
+        if (f == null) {
+            return false;
+        }
+        f.join().forEach(ByteBuf::release);
+        return true;
+    }
+
+    private List<Path> files() throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.toList();
+        }
+    }
+
+    @Test
+    void batchesAcrossStagingBuffers_readBackByteForByte_onlyOnceFinished() throws Exception {
+        SliceMirrors mirrors = open(64L << 20);
+        SliceMirrors.Mirror m = mirrors.start(7, 16L << 20);
+        int mib = SliceMirrors.STAGING_BYTES;
+        List<byte[]> batches = List.of(bytes(100), bytes(mib + 7), bytes(3), bytes(2 * mib), bytes(500_000), bytes(1),
+                bytes(mib - 104 - 7));
+        for (int i = 0; i < batches.size(); i++) {
+            ByteBuf b = batch(batches.get(i));
+            int readerIndex = b.readerIndex();
+            assertThat(m.append(b)).isEqualTo(i);
+            assertThat(b.readerIndex()).as("the batch is not consumed").isEqualTo(readerIndex);
+            m.acked(i, i);
+            b.release();
+        }
+        assertThat(mirrors.read(7, 0, 0)).as("nothing is read before the slice is finished").isNull();
+        m.finish();
+        await().atMost(WAIT).until(() -> readable(mirrors, 7));
+
+        assertThat(read(mirrors, 7, 0, batches.size() - 1)).containsExactlyElementsOf(batches);
+        assertThat(read(mirrors, 7, 3, 4)).containsExactly(batches.get(3), batches.get(4));
+        assertThat(read(mirrors, 7, 6, 6)).containsExactly(batches.get(6));
+        assertThat(mirrors.read(7, 6, 7)).as("past the last entry").isNull();
+        assertThat(mirrors.read(8, 0, 0)).as("a slice without a mirror").isNull();
+        long total = batches.stream().mapToLong(b -> b.length).sum();
+        assertThat(mirrors.bytes()).isEqualTo(total);
+        assertThat(mirrors.batchesRead()).as("the three reads above and the one that found it readable")
+                .isEqualTo(batches.size() + 2 + 1 + 1);
+        assertThat(files()).singleElement().satisfies(f -> assertThat(f.getFileName().toString())
+                .startsWith(SliceMirrors.PREFIX + ProcessHandle.current().pid() + "-"));
+
+        mirrors.release(7);
+        assertThat(mirrors.read(7, 0, 0)).isNull();
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(mirrors.bytes()).isZero();
+            assertThat(files()).as("the released mirror's file is deleted").isEmpty();
+        });
+        assertThat(mirrors.droppedMirrors()).as("a release is not a drop").isZero();
+    }
+
+    @Test
+    void batchAcknowledgedUnderAnotherEntryId_mirrorDroppedAndDeleted_theOtherSliceStillServed() throws Exception {
+        SliceMirrors mirrors = open(64L << 20);
+        SliceMirrors.Mirror wrong = mirrors.start(1, 16L << 20);
+        SliceMirrors.Mirror right = mirrors.start(2, 16L << 20);
+        byte[] a = bytes(5000);
+        byte[] b = bytes(6000);
+        assertThat(wrong.append(Unpooled.wrappedBuffer(a))).isZero();
+        assertThat(right.append(Unpooled.wrappedBuffer(b))).isZero();
+        wrong.acked(0, 1);
+        right.acked(0, 0);
+        assertThat(wrong.append(Unpooled.wrappedBuffer(a))).as("a dropped mirror takes nothing more").isEqualTo(-1);
+        wrong.finish();
+        right.finish();
+        await().atMost(WAIT).until(() -> readable(mirrors, 2));
+        assertThat(mirrors.read(1, 0, 0)).isNull();
+        assertThat(read(mirrors, 2, 0, 0)).containsExactly(b);
+        assertThat(mirrors.droppedMirrors()).isEqualTo(1);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(mirrors.bytes()).isEqualTo(b.length));
+        assertThat(files()).hasSize(1);
+    }
+
+    @Test
+    void sliceWhoseReserveDoesNotFit_notMirrored_oneThatOutgrowsItsReserve_dropped() throws Exception {
+        SliceMirrors mirrors = open(1 << 20);
+        SliceMirrors.Mirror first = mirrors.start(1, 600_000);
+        assertThat(mirrors.start(2, 600_000)).as("1.2 MB reserved would pass 1 MiB").isNull();
+        assertThat(mirrors.droppedMirrors()).isEqualTo(1);
+        SliceMirrors.Mirror third = mirrors.start(3, 300_000);
+        byte[] a = bytes(400_000);
+        byte[] b = bytes(250_000);
+        assertThat(first.append(Unpooled.wrappedBuffer(a))).isZero();
+        assertThat(first.append(Unpooled.wrappedBuffer(b))).as("taken: the mirror held less than its reserve")
+                .isEqualTo(1);
+        assertThat(third.append(Unpooled.wrappedBuffer(bytes(300_000)))).isZero();
+        assertThat(third.append(Unpooled.wrappedBuffer(bytes(10)))).as("past its reserve").isEqualTo(-1);
+        first.finish();
+        third.finish();
+        await().atMost(WAIT).until(() -> readable(mirrors, 1));
+        assertThat(read(mirrors, 1, 0, 1)).containsExactly(a, b);
+        assertThat(mirrors.read(3, 0, 0)).isNull();
+        assertThat(mirrors.droppedMirrors()).isEqualTo(2);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(mirrors.bytes()).isEqualTo(a.length + b.length));
+        assertThat(mirrors.start(4, 400_000)).as("the dropped mirror's reserve is free again").isNotNull();
+    }
+
+    @Test
+    void open_deletesTheFilesOfDeadProcesses_close_deletesItsOwn() throws Exception {
+        long dead = 999_999_999L;
+        assertThat(ProcessHandle.of(dead)).isEmpty();
+        Path abandoned = Files.writeString(dir.resolve(SliceMirrors.PREFIX + dead + "-1" + SliceMirrors.SUFFIX), "x");
+        Path other = Files.writeString(dir.resolve("nereus-materializer-" + dead + "-2.object"), "x");
+        SliceMirrors mirrors = open(64L << 20);
+        assertThat(abandoned).doesNotExist();
+        assertThat(other).as("another kind of file").exists();
+
+        SliceMirrors.Mirror m = mirrors.start(3, 16L << 20);
+        m.append(Unpooled.wrappedBuffer(bytes(2 * SliceMirrors.STAGING_BYTES + 5)));
+        m.finish();
+        await().atMost(WAIT).until(() -> readable(mirrors, 3));
+        assertThat(files()).hasSize(2);
+        mirrors.close();
+        assertThat(mirrors.start(4, 16L << 20)).as("closed: nothing more is mirrored").isNull();
+        await().atMost(WAIT).untilAsserted(() -> assertThat(files()).containsExactly(other));
+    }
+
+    @Test
+    void zeroBytes_mirrorsNothing() {
+        SliceMirrors none = SliceMirrors.open(dir, 0, EngineRuntime.THREADS);
+        assertThat(none.enabled()).isFalse();
+        assertThat(none.start(1, 1)).isNull();
+        assertThat(none.read(1, 0, 0)).isNull();
+    }
+}
