@@ -1,6 +1,8 @@
 package io.nereus.object;
 
 import com.sun.nio.file.ExtendedOpenOption;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -127,6 +129,16 @@ public final class DirectFiles {
      */
     byte[] read(FileChannel ch, long offset, int length) throws IOException {
         byte[] out = new byte[length];
+        read(ch, offset, length, Unpooled.wrappedBuffer(out).clear());
+        return out;
+    }
+
+    /**
+     * Reads {@code length} bytes from {@code offset} of the file {@code ch} has open for direct reads into
+     * {@code out} (written at its writer index), through this thread's staging buffer; fails with
+     * {@link EOFException} when the file turns out shorter.
+     */
+    public void read(FileChannel ch, long offset, int length, ByteBuf out) throws IOException {
         ByteBuffer buffer = staging.get();
         long mask = alignment - 1L;
         long position = offset & ~mask;
@@ -148,11 +160,10 @@ public final class DirectFiles {
                         + (offset + copied));
             }
             int take = Math.min(available, length - copied);
-            buffer.get(skip, out, copied, take);
+            out.writeBytes(buffer.duplicate().position(skip).limit(skip + take));
             copied += take;
             position += chunk;
         }
-        return out;
     }
 
     /** Opens {@code file} for direct reads. */

@@ -5,7 +5,6 @@ import io.nereus.object.ProcessFiles;
 import io.nereus.runtime.EngineRuntime;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -94,8 +93,6 @@ public final class SliceMirrors implements AutoCloseable {
     private final LongAdder bytesRead = new LongAdder();
     private final LongAdder batchesRead = new LongAdder();
     private final LongAdder dropped = new LongAdder();
-    /** The I/O thread's buffer for reads. */
-    private ByteBuffer readStaging;
     private volatile boolean closed;
 
     private SliceMirrors() {
@@ -442,7 +439,7 @@ public final class SliceMirrors implements AutoCloseable {
             long end = at[(int) last + 1];
             ByteBuf all = ALLOC.directBuffer(Math.toIntExact(end - start));
             try {
-                readInto(all, start, end);
+                direct.read(channel, start, Math.toIntExact(end - start), all);
                 List<ByteBuf> out = new ArrayList<>((int) (last - first + 1));
                 for (long e = first; e <= last; e++) {
                     out.add(all.retainedSlice((int) (at[(int) e] - start), (int) (at[(int) e + 1] - at[(int) e])));
@@ -452,32 +449,6 @@ public final class SliceMirrors implements AutoCloseable {
                 return out;
             } finally {
                 all.release();
-            }
-        }
-
-        private void readInto(ByteBuf out, long start, long end) throws IOException {
-            if (readStaging == null) {
-                readStaging = ByteBuffer.allocateDirect(STAGING_BYTES + alignment).alignedSlice(alignment);
-            }
-            ByteBuffer buffer = readStaging;
-            long mask = alignment - 1L;
-            long position = start & ~mask;
-            long copied = start;
-            while (copied < end) {
-                int chunk = (int) Math.min(STAGING_BYTES, ((end + mask) & ~mask) - position);
-                buffer.clear().limit(chunk);
-                while (buffer.hasRemaining()) {
-                    int n = channel.read(buffer, position + buffer.position());
-                    if (n <= 0) {
-                        throw new EOFException("the mirror of slice " + sliceId + " ends at "
-                                + (position + buffer.position()) + ", before byte " + end);
-                    }
-                }
-                int skip = (int) (copied - position);
-                int take = (int) Math.min(chunk - skip, end - copied);
-                out.writeBytes(buffer.duplicate().position(skip).limit(skip + take));
-                copied += take;
-                position += chunk;
             }
         }
 
