@@ -327,9 +327,10 @@ public final class StreamStorage implements AutoCloseable {
 
     /**
      * {@link #close}s this instance; the future completes once the WAL writer has finished its batches, sealed its
-     * slices and released its lease (see {@link WalWriter#closeAsync}), the tail cache has released its payloads
-     * and the timers are stopped. Never fails. The WAL reader's cached batches and the object blocks are released at
-     * once; entries readers still hold stay valid until they release them.
+     * slices and released its lease (see {@link WalWriter#closeAsync}), the tail cache has released its payloads,
+     * the timers are stopped and the files of the WAL slices' local mirrors deleted. Never fails. The WAL reader's
+     * cached batches and the object blocks are released at once; entries readers still hold stay valid until they
+     * release them.
      */
     public CompletableFuture<Void> closeAsync() {
         closed = true;
@@ -339,10 +340,10 @@ public final class StreamStorage implements AutoCloseable {
         CompletableFuture<Void> writerDone = writer.closeAsync();
         reader.close();
         blocks.clear();
-        return writerDone.whenComplete((ignored, error) -> {
+        return writerDone.handle((ignored, error) -> {
             tail.close(); // every append has completed: release the cached payloads, cache nothing more
-            mirrors.close(); // the writer mirrors nothing more: the files are deleted
             scheduler.shutdownNow();
-        });
+            return mirrors.closeAsync(); // the writer mirrors nothing more: the files are deleted
+        }).thenCompose(deleted -> deleted);
     }
 }

@@ -52,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * slice whose reserve would take the mirrors' reserves past {@code maxBytes} is not mirrored (the materializer is
  * behind; mirroring it would only add disk writes). Files live in one directory, named by process
  * ({@code nereus-wal-mirror-<pid>-...}); those of processes no longer running are deleted at {@link #open}, this
- * process's at {@link #close}.
+ * process's at {@link #closeAsync}.
  *
  * <p>Direct I/O is required: through the page cache each mirrored byte would cost a page the kernel must find and
  * fill, which on the machines measured cost more than the bookie's read it replaces. Where the directory's
@@ -94,6 +94,8 @@ public final class SliceMirrors implements AutoCloseable {
     private final LongAdder batchesRead = new LongAdder();
     private final LongAdder dropped = new LongAdder();
     private volatile boolean closed;
+    /** Completes once the I/O thread has run its last task after {@link #closeAsync}. */
+    private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
     private SliceMirrors() {
         this.dir = null;
@@ -231,17 +233,37 @@ public final class SliceMirrors implements AutoCloseable {
         return dropped.sum();
     }
 
-    /** Drops every mirror (their files are deleted) and ends the I/O thread once it has done so. */
+    /** {@link #closeAsync}, not waiting for the files to be deleted. */
     @Override
     public void close() {
-        if (io == null || closed) {
-            return;
+        closeAsync();
+    }
+
+    /**
+     * Drops every mirror and ends the I/O thread once it has deleted their files. The future completes then (at once
+     * when mirroring is off); the caller that waits for it before the process exits leaves no file behind (the I/O
+     * thread is a daemon: an exit does not wait for it). Never fails.
+     */
+    public CompletableFuture<Void> closeAsync() {
+        if (io == null) {
+            return CompletableFuture.completedFuture(null);
         }
-        closed = true;
+        synchronized (terminated) {
+            if (closed) {
+                return terminated;
+            }
+            closed = true;
+        }
         for (Mirror m : mirrors.values()) {
             m.drop(null);
         }
+        try {
+            io.execute(() -> terminated.complete(null)); // after the deletes the drops queued
+        } catch (RejectedExecutionException e) {
+            terminated.complete(null);
+        }
         io.shutdown();
+        return terminated;
     }
 
     private ByteBuffer takeBuffer() {

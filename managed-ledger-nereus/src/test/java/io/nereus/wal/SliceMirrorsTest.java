@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -191,9 +192,11 @@ class SliceMirrorsTest {
         m.finish();
         await().atMost(WAIT).until(() -> readable(mirrors, 3));
         assertThat(files()).hasSize(2);
-        mirrors.close();
+        CompletableFuture<Void> closed = mirrors.closeAsync();
         assertThat(mirrors.start(4, 16L << 20)).as("closed: nothing more is mirrored").isNull();
-        await().atMost(WAIT).untilAsserted(() -> assertThat(files()).containsExactly(other));
+        closed.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(files()).as("deleted when the close completes").containsExactly(other);
+        assertThat(mirrors.closeAsync()).as("a second close").isCompleted();
     }
 
     @Test
