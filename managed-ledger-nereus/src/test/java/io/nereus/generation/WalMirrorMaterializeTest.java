@@ -18,6 +18,7 @@ import io.nereus.testing.EngineFixture;
 import io.nereus.testing.TestLedgers;
 import io.nereus.wal.SliceMirrors;
 import io.nereus.wal.WalConfig;
+import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -125,6 +126,9 @@ class WalMirrorMaterializeTest {
         StreamStorage storage = written();
         SliceMirrors mirrors = storage.walMirrors();
         assertThat(mirrors.bytes()).as("the sealed slice's mirror").isPositive();
+        long slice = await(engine.metadata.slices().slices(WalSliceState.SEALED, 0, 100)).firstKey();
+        // the mirror's last writes go to disk on its own thread after the seal; until then the copy reads BookKeeper
+        await().atMost(Duration.ofSeconds(10)).until(() -> readable(mirrors, slice));
         long fromBookies = storage.walBytesRead();
 
         await(storage.materializeSealedSlices());
@@ -141,6 +145,9 @@ class WalMirrorMaterializeTest {
     void mirrorFileDamagedOnDisk_dropped_sliceCopiedFromTheBookies_sameObjects() throws Exception {
         StreamStorage storage = written();
         SliceMirrors mirrors = storage.walMirrors();
+        long slice = await(engine.metadata.slices().slices(WalSliceState.SEALED, 0, 100)).firstKey();
+        // the mirror's last writes go to disk on its own thread after the seal: damage it only once it is whole
+        await().atMost(Duration.ofSeconds(10)).until(() -> readable(mirrors, slice));
         List<Path> files = mirrorFilesSinceStart();
         assertThat(files).as("one sealed slice, one mirror file").hasSize(1);
         try (FileChannel ch = FileChannel.open(files.get(0), StandardOpenOption.WRITE)) {
@@ -158,6 +165,16 @@ class WalMirrorMaterializeTest {
             assertThat(files.get(0)).as("the dropped mirror's file is deleted").doesNotExist();
         });
         objectsHoldWhatWasAppended();
+    }
+
+    /** Whether the mirror of {@code slice} serves reads (every batch of it is on disk). */
+    private static boolean readable(SliceMirrors mirrors, long slice) {
+        CompletableFuture<List<ByteBuf>> read = mirrors.read(slice, 0, 0);
+        if (read == null) {
+            return false;
+        }
+        read.join().forEach(ByteBuf::release);
+        return true;
     }
 
     /** This process's mirror files in java.io.tmpdir modified since the test started. */
