@@ -26,6 +26,7 @@ import io.nereus.metadata.WalWriterLease;
 import io.nereus.object.BlockCache;
 import io.nereus.object.ObjectName;
 import io.nereus.object.ObjectStore;
+import io.nereus.object.ProcessFiles;
 import io.nereus.object.StoredObject;
 import io.nereus.object.StreamObjectReader;
 import io.nereus.object.StreamObjectWriter;
@@ -178,7 +179,7 @@ public final class Materializer implements AutoCloseable {
             StreamCommitStore streams, WalReader wal, WalWriter writer, TargetReader objectReader, ObjectStore objects,
             String writerId, Clock clock, Duration maxPublishDelay, Consumer<StreamId> published, EngineRuntime runtime) {
         this(config, slices, index, streams, wal, writer, objectReader, objects, writerId, clock, maxPublishDelay,
-                published, runtime, Path.of(System.getProperty("java.io.tmpdir")));
+                published, runtime, ProcessFiles.tempDir());
     }
 
     /**

@@ -3,7 +3,6 @@ package io.nereus.generation;
 import io.nereus.object.ProcessFiles;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.OptionalLong;
 
 /**
  * The local files compactions spill their objects into ({@value #PREFIX}) and the materializer the payloads of a
@@ -40,15 +39,5 @@ final class SpillFiles {
     /** As {@link #removeAbandoned(Path)}, for the spill files named with {@code prefix}. */
     static int removeAbandoned(Path dir, String prefix) {
         return ProcessFiles.removeAbandoned(dir, prefix, SUFFIX);
-    }
-
-    /** The process id in a compaction spill file's name, empty when the name has none. */
-    static OptionalLong pid(String fileName) {
-        return pid(fileName, PREFIX);
-    }
-
-    /** The process id in the name of a spill file named with {@code prefix}, empty when the name has none. */
-    static OptionalLong pid(String fileName, String prefix) {
-        return ProcessFiles.pid(fileName, prefix, SUFFIX);
     }
 }

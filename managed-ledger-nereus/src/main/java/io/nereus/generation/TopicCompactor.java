@@ -19,6 +19,7 @@ import io.nereus.object.BlockCache;
 import io.nereus.object.ObjectContent;
 import io.nereus.object.ObjectName;
 import io.nereus.object.ObjectStore;
+import io.nereus.object.ProcessFiles;
 import io.nereus.object.StoredObject;
 import io.nereus.object.StreamObjectReader;
 import io.nereus.object.StreamObjectSpill;
@@ -104,7 +105,7 @@ public final class TopicCompactor implements AutoCloseable {
      */
     public TopicCompactor(GenerationIndexStore index, ObjectTargetReader reader, ObjectStore objects, int blockBytes,
             Clock clock, Duration maxPublishDelay, Consumer<StreamId> published, EngineRuntime runtime) {
-        this(index, reader, objects, blockBytes, Path.of(System.getProperty("java.io.tmpdir")), clock,
+        this(index, reader, objects, blockBytes, ProcessFiles.tempDir(), clock,
                 maxPublishDelay, published, runtime);
     }
 

@@ -20,6 +20,11 @@ public final class ProcessFiles {
     private ProcessFiles() {
     }
 
+    /** The JVM's temporary directory ({@code java.io.tmpdir}), where the broker keeps these files. */
+    public static Path tempDir() {
+        return Path.of(System.getProperty("java.io.tmpdir"));
+    }
+
     /** A new, empty file of this process in {@code dir}, named with {@code prefix} and {@code suffix}. */
     public static Path create(Path dir, String prefix, String suffix) throws IOException {
         return Files.createTempFile(dir, prefix + ProcessHandle.current().pid() + "-", suffix);

@@ -23,6 +23,7 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamId;
 import io.nereus.object.BlockCache;
 import io.nereus.object.ObjectStore;
+import io.nereus.object.ProcessFiles;
 import io.nereus.runtime.EngineRuntime;
 import io.nereus.wal.SliceMirrors;
 import io.nereus.wal.WalObserver;
@@ -101,7 +102,7 @@ public final class StreamStorage implements AutoCloseable {
     }
 
     /** Where the WAL slices' mirrors are written: the JVM's temporary directory, as the materializer's spill. */
-    static final Path MIRROR_DIR = Path.of(System.getProperty("java.io.tmpdir"));
+    static final Path MIRROR_DIR = ProcessFiles.tempDir();
 
     /** Stream objects kept open (footer and index read) for readers. */
     static final int OPEN_OBJECTS = 1024;

@@ -91,7 +91,6 @@ public final class SliceMirrors implements AutoCloseable {
     /** Bytes the mirrors not dropped or released reserved when they started: what admits a new one. */
     private final AtomicLong reserved = new AtomicLong();
     private final LongAdder bytesRead = new LongAdder();
-    private final LongAdder batchesRead = new LongAdder();
     private final LongAdder dropped = new LongAdder();
     private volatile boolean closed;
     /** Completes once the I/O thread has run its last task after {@link #closeAsync}. */
@@ -135,11 +134,6 @@ public final class SliceMirrors implements AutoCloseable {
         ProcessFiles.removeAbandoned(dir, PREFIX, SUFFIX);
         LOG.info("WAL slices are mirrored locally for the materializer: dir={} maxBytes={}", dir, maxBytes);
         return new SliceMirrors(dir, direct.get(), maxBytes, runtime.executor("nereus-wal-mirror"));
-    }
-
-    /** Whether slices are mirrored at all. */
-    public boolean enabled() {
-        return io != null;
     }
 
     /**
@@ -218,11 +212,6 @@ public final class SliceMirrors implements AutoCloseable {
     /** Bytes of batches served from mirrors so far. */
     public long bytesRead() {
         return bytesRead.sum();
-    }
-
-    /** Batches served from mirrors so far. */
-    public long batchesRead() {
-        return batchesRead.sum();
     }
 
     /**
@@ -467,7 +456,6 @@ public final class SliceMirrors implements AutoCloseable {
                     out.add(all.retainedSlice((int) (at[(int) e] - start), (int) (at[(int) e + 1] - at[(int) e])));
                 }
                 bytesRead.add(end - start);
-                batchesRead.add(out.size());
                 return out;
             } finally {
                 all.release();

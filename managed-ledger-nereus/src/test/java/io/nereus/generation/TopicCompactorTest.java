@@ -13,6 +13,7 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamHead;
 import io.nereus.object.BlockCache;
+import io.nereus.object.ProcessFiles;
 import io.nereus.runtime.EngineRuntime;
 import io.nereus.object.StreamObjectSpill;
 import io.nereus.stream.BoundaryMode;
@@ -285,9 +286,9 @@ class TopicCompactorTest {
         assertThat(running).as("a running process's").exists();
         assertThat(unnamed).as("a name without a process id").exists();
         assertThat(other).as("not a spill file").exists();
-        assertThat(SpillFiles.pid(SpillFiles.PREFIX + "17-abc.object")).hasValue(17);
-        assertThat(SpillFiles.pid(SpillFiles.PREFIX + "x7-abc.object")).isEmpty();
-        assertThat(SpillFiles.pid(SpillFiles.PREFIX + "17-abc.tmp")).isEmpty();
+        assertThat(ProcessFiles.pid(SpillFiles.PREFIX + "17-abc.object", SpillFiles.PREFIX, SpillFiles.SUFFIX)).hasValue(17);
+        assertThat(ProcessFiles.pid(SpillFiles.PREFIX + "x7-abc.object", SpillFiles.PREFIX, SpillFiles.SUFFIX)).isEmpty();
+        assertThat(ProcessFiles.pid(SpillFiles.PREFIX + "17-abc.tmp", SpillFiles.PREFIX, SpillFiles.SUFFIX)).isEmpty();
     }
 
     /** {@link KeyValuePolicy} whose first scan waits until released: holds a compaction after it read the view. */

@@ -1,6 +1,7 @@
 package io.nereus.generation;
 
 import static io.nereus.testing.StreamTesting.await;
+import static io.nereus.testing.StreamTesting.mirrorReadable;
 import static io.nereus.testing.StreamTesting.readAll;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -18,7 +19,6 @@ import io.nereus.testing.EngineFixture;
 import io.nereus.testing.TestLedgers;
 import io.nereus.wal.SliceMirrors;
 import io.nereus.wal.WalConfig;
-import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -87,7 +87,7 @@ class WalMirrorMaterializeTest {
     /** Appends the streams' entries interleaved and rolls the slice over; returns the storage. */
     private StreamStorage written() {
         StreamStorage storage = engine.storage("broker-a", CONFIG);
-        assertThat(storage.walMirrors().enabled()).as("direct I/O in java.io.tmpdir").isTrue();
+        assertThat(storage.walMirrors()).as("direct I/O in java.io.tmpdir").isNotSameAs(SliceMirrors.NONE);
         List<NereusStream> handles = new ArrayList<>();
         for (int s = 0; s < STREAMS; s++) {
             NereusStream h = await(storage.openStream("mirrored-" + s));
@@ -128,7 +128,7 @@ class WalMirrorMaterializeTest {
         assertThat(mirrors.bytes()).as("the sealed slice's mirror").isPositive();
         long slice = await(engine.metadata.slices().slices(WalSliceState.SEALED, 0, 100)).firstKey();
         // the mirror's last writes go to disk on its own thread after the seal; until then the copy reads BookKeeper
-        await().atMost(Duration.ofSeconds(10)).until(() -> readable(mirrors, slice));
+        await().atMost(Duration.ofSeconds(10)).until(() -> mirrorReadable(mirrors, slice));
         long fromBookies = storage.walBytesRead();
 
         await(storage.materializeSealedSlices());
@@ -147,7 +147,7 @@ class WalMirrorMaterializeTest {
         SliceMirrors mirrors = storage.walMirrors();
         long slice = await(engine.metadata.slices().slices(WalSliceState.SEALED, 0, 100)).firstKey();
         // the mirror's last writes go to disk on its own thread after the seal: damage it only once it is whole
-        await().atMost(Duration.ofSeconds(10)).until(() -> readable(mirrors, slice));
+        await().atMost(Duration.ofSeconds(10)).until(() -> mirrorReadable(mirrors, slice));
         List<Path> files = mirrorFilesSinceStart();
         assertThat(files).as("one sealed slice, one mirror file").hasSize(1);
         try (FileChannel ch = FileChannel.open(files.get(0), StandardOpenOption.WRITE)) {
@@ -165,16 +165,6 @@ class WalMirrorMaterializeTest {
             assertThat(files.get(0)).as("the dropped mirror's file is deleted").doesNotExist();
         });
         objectsHoldWhatWasAppended();
-    }
-
-    /** Whether the mirror of {@code slice} serves reads (every batch of it is on disk). */
-    private static boolean readable(SliceMirrors mirrors, long slice) {
-        CompletableFuture<List<ByteBuf>> read = mirrors.read(slice, 0, 0);
-        if (read == null) {
-            return false;
-        }
-        read.join().forEach(ByteBuf::release);
-        return true;
     }
 
     /** This process's mirror files in java.io.tmpdir modified since the test started. */

@@ -8,6 +8,7 @@ import io.nereus.metadata.StreamEntry;
 import io.nereus.stream.BoundaryMode;
 import io.nereus.stream.NereusStream;
 import io.nereus.stream.ReadResult;
+import io.nereus.wal.SliceMirrors;
 import io.nereus.wal.WalBatch;
 import io.nereus.wal.WalBatchCodec;
 import io.netty.buffer.ByteBuf;
@@ -18,9 +19,22 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
-/** Helpers shared by the engine tests: bounded waits and whole-stream reads. */
+/** Helpers shared by the engine tests: bounded waits, whole-stream reads, a slice mirror's readiness. */
 public final class StreamTesting {
     private StreamTesting() {
+    }
+
+    /**
+     * Whether the local mirror of slice {@code slice} serves its first entry now (the buffer read is released): once
+     * it does, every batch of the slice is in its file.
+     */
+    public static boolean mirrorReadable(SliceMirrors mirrors, long slice) {
+        CompletableFuture<List<ByteBuf>> f = mirrors.read(slice, 0, 0);
+        if (f == null) {
+            return false;
+        }
+        f.join().forEach(ByteBuf::release);
+        return true;
     }
 
     /** The future's value within 30 s; a failure is rethrown as is when unchecked. */
