@@ -279,8 +279,9 @@ public final class EmbeddedFdb implements Database {
     }
 
     /**
-     * Point-in-time figures: keys with a live or recent value, version entries held for MVCC, boundaries in
-     * the resolver's conflict history, the newest visible commit version, and outstanding watches.
+     * Point-in-time figures: keys with a live or recent value, version entries held for MVCC (with those of a key
+     * that fell out of the window since the key was last pruned, up to about a window's more), boundaries in the
+     * resolver's conflict history, the newest visible commit version, and outstanding watches.
      */
     public record EmbeddedStats(long liveKeys, long versionEntries, long conflictBoundaries, long committedVersion,
                                 long outstandingWatches) {

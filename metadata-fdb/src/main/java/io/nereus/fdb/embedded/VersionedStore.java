@@ -18,9 +18,14 @@ import java.util.NoSuchElementException;
  *
  * <p>Pruning keeps, for every key, the newest entry at or below the cutoff and everything after it; a key
  * whose only remaining entry is a deletion at or below the cutoff disappears. Reads at a version below the
- * cutoff are no longer possible; the caller refuses them with 1007 {@code transaction_too_old}. Every write
- * that leaves a key more than one entry, or only a deletion, queues the key once, so pruning costs O(1) amortized
- * per write; the first value of a new key is not queued, since pruning keeps it anyway.
+ * cutoff are no longer possible; the caller refuses them with 1007 {@code transaction_too_old}. A write that
+ * leaves a key more than one entry, or only a deletion, queues the key for pruning unless it is queued already; the
+ * first value of a new key is not queued, since pruning keeps it anyway. A key pruned while it still holds entries
+ * above the cutoff is queued again at its newest entry's version, so a key written at every commit is pruned about
+ * once per MVCC window, not at every write: each prune of a key reads its history from memory the writes of the
+ * window have long left (at a thousand streams, thousands of keys a commit), and the queue holds a key, not each of
+ * its writes. Between its prunes a hot key's obsolete entries are dropped when its entries move to new arrays (the
+ * only time they would cost room), so it holds no more than when every write pruned it.
  */
 final class VersionedStore {
     /**
@@ -109,8 +114,12 @@ final class VersionedStore {
             return spans[end - 1] != DELETION;
         }
 
-        /** This chain with {@code value} at {@code version}; writer thread only, always on the newest chain. */
-        Chain append(long version, byte[] value) {
+        /**
+         * This chain with {@code value} at {@code version}; writer thread only, always on the newest chain. When the
+         * entries move to new arrays, those {@code cutoff} made obsolete (what {@link #prunedTo} would drop) stay
+         * behind.
+         */
+        Chain append(long version, byte[] value, long cutoff) {
             int bytes = value == null ? 0 : value.length;
             if (versions[end - 1] == version) {
                 // A second write of the same key in one commit: replace the last entry in fresh entry arrays, since
@@ -120,10 +129,11 @@ final class VersionedStore {
                 if (dataEnd + bytes <= data.length) {
                     return new Chain(v, sp, data, start, end, put(sp, end - 1, data, dataEnd, value), value);
                 }
-                return new Chain(v, sp, data, start, end - 1, dataEnd, null).moved(bytes).appendInPlace(version, value);
+                return new Chain(v, sp, data, start, end - 1, dataEnd, null).moved(bytes, cutoff)
+                        .appendInPlace(version, value);
             }
             if (end == versions.length || dataEnd + bytes > data.length) {
-                return moved(bytes).appendInPlace(version, value);
+                return moved(bytes, cutoff).appendInPlace(version, value);
             }
             return appendInPlace(version, value);
         }
@@ -136,12 +146,14 @@ final class VersionedStore {
         }
 
         /**
-         * The live entries in new arrays with room for one more entry of {@code bytes} value bytes: each array as large
-         * as before, or doubled while the live part with the new entry would fill more than half of it.
+         * The live entries, but those {@code cutoff} made obsolete, in new arrays with room for one more entry of
+         * {@code bytes} value bytes: each array as large as before, or doubled while the live part with the new entry
+         * would fill more than half of it.
          */
-        private Chain moved(int bytes) {
-            int live = end - start;
-            int liveBytes = liveBytes(start);
+        private Chain moved(int bytes, long cutoff) {
+            int keep = newestAtOrBelow(cutoff);
+            int live = end - keep;
+            int liveBytes = liveBytes(keep);
             int entries = Math.max(versions.length, 2);
             while ((live + 1) * 2 > entries) {
                 entries = Math.multiplyExact(entries, 2);
@@ -150,7 +162,20 @@ final class VersionedStore {
             while ((long) (liveBytes + bytes) * 2 > capacity) {
                 capacity = Math.multiplyExact(capacity, 2);
             }
-            return copied(start, entries, capacity);
+            return copied(keep, entries, capacity);
+        }
+
+        /**
+         * The first entry a read at {@code cutoff} or later may need: the newest at or below it ({@link #start} when
+         * none is), found from the oldest: the entries below a cutoff are the oldest few (after a prune) or the
+         * oldest part (before a move), and a key written at every commit holds a window's worth after them.
+         */
+        private int newestAtOrBelow(long cutoff) {
+            int keep = start;
+            while (keep + 1 < end && versions[keep + 1] <= cutoff) {
+                keep++;
+            }
+            return keep;
         }
 
         /**
@@ -193,13 +218,7 @@ final class VersionedStore {
 
         /** This chain without entries made obsolete by {@code cutoff}, or {@code null} when nothing remains. */
         Chain prunedTo(long cutoff) {
-            // The newest entry at or below the cutoff, found from the oldest: pruning follows the writes in version
-            // order, so only the first entry or two are ever below it, while a key written at every commit holds a
-            // window's worth of entries (hundreds) after them; searching from the newest cost one step for each.
-            int keep = start;
-            while (keep + 1 < end && versions[keep + 1] <= cutoff) {
-                keep++;
-            }
+            int keep = newestAtOrBelow(cutoff);
             if (keep == end - 1 && spans[keep] == DELETION && versions[keep] <= cutoff) {
                 return null;
             }
@@ -238,6 +257,8 @@ final class VersionedStore {
          * range added by hand, in {@link #recordPointWrite}.
          */
         long conflictVersion;
+        /** Whether the slot waits in the {@link PruneQueue}; writer only. */
+        boolean queued;
 
         Slot(byte[] key, int hash, long version, byte[] value) {
             this.key = key;
@@ -288,9 +309,11 @@ final class VersionedStore {
     private static final Chain REMOVED = new Chain(new long[0], new long[0], new byte[0], 0, 0, 0, null);
 
     /**
-     * The slots written, with the version of each write, in version order: what {@link #prune} visits. A ring of two
-     * arrays rather than an object per write: a broker's store writes several keys per stream append and keeps the
-     * MVCC window's writes here, hundreds of thousands of entries at a thousand streams.
+     * The slots waiting to be pruned, each once, with the version from which a prune of it can drop something: what
+     * {@link #prune} visits. Written in version order but for slots queued again by a prune, at their newest entry's
+     * version, which may be older than the writes queued before them; such a slot is pruned when those before it
+     * are, a little later than it could be, never too early (a prune to any cutoff the engine gives is correct). A
+     * ring of two arrays rather than an object per slot.
      */
     static final class PruneQueue {
         private long[] versions = new long[64];
@@ -357,6 +380,8 @@ final class VersionedStore {
     private final SlotTable byKey = new SlotTable();
     private final PruneQueue pruneQueue = new PruneQueue();
     private long versionEntries;
+    /** The last cutoff given to {@link #prune}: entries it made obsolete are dropped when a chain moves. */
+    private long cutoff = Long.MIN_VALUE;
 
     private static byte[] valueAt(Slot s, long version) {
         return s == null ? null : s.valueAt(version);
@@ -384,7 +409,7 @@ final class VersionedStore {
             versionEntries++;
             if (value == null) {
                 // a lone value never needs pruning (pruning keeps the newest entry); a lone deletion leaves the store
-                pruneQueue.add(version, created);
+                enqueue(version, created);
             }
             return created;
         }
@@ -432,22 +457,31 @@ final class VersionedStore {
                 // a second write of the key in the commit that created it: a chain of the last write alone
                 s.chain = Chain.of(version, value);
             } else {
-                s.chain = Chain.of(s.firstVersion, s.first).append(version, value);
+                s.chain = Chain.of(s.firstVersion, s.first).append(version, value, cutoff);
                 versionEntries++;
             }
             s.first = null; // after the chain: a reader finding no chain still finds the inline value
         } else {
-            Chain next = old.append(version, value);
+            Chain next = old.append(version, value, cutoff);
             versionEntries += next.size() - old.size();
             s.chain = next;
         }
-        pruneQueue.add(version, s);
+        enqueue(version, s);
+    }
+
+    private void enqueue(long version, Slot s) {
+        if (!s.queued) {
+            s.queued = true;
+            pruneQueue.add(version, s);
+        }
     }
 
     /** Drops history no read at or above {@code cutoff} can need; writer thread only. */
     void prune(long cutoff) {
+        this.cutoff = Math.max(this.cutoff, cutoff);
         while (!pruneQueue.isEmpty() && pruneQueue.firstVersion() <= cutoff) {
             Slot s = pruneQueue.poll();
+            s.queued = false;
             Chain c = s.chain;
             if (c == REMOVED) {
                 continue;
@@ -462,9 +496,15 @@ final class VersionedStore {
             Chain p = c.prunedTo(cutoff);
             if (p == null) {
                 remove(s, c.size());
-            } else if (p != c) {
+                continue;
+            }
+            if (p != c) {
                 s.chain = p;
                 versionEntries -= c.size() - p.size();
+            }
+            if (p.size() > 1 || !p.latestIsValue()) {
+                // entries above the cutoff remain (a newest deletion is one): again once they are all at or below one
+                enqueue(p.latestVersion(), s);
             }
         }
     }
