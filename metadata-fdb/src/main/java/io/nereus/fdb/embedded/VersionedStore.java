@@ -167,15 +167,21 @@ final class VersionedStore {
 
         /**
          * The first entry a read at {@code cutoff} or later may need: the newest at or below it ({@link #start} when
-         * none is), found from the oldest: the entries below a cutoff are the oldest few (after a prune) or the
-         * oldest part (before a move), and a key written at every commit holds a window's worth after them.
+         * none is), by binary search (versions rise strictly along a chain): a key pruned once per window holds up to
+         * a window's entries below a cutoff, and a window's after it.
          */
         private int newestAtOrBelow(long cutoff) {
-            int keep = start;
-            while (keep + 1 < end && versions[keep + 1] <= cutoff) {
-                keep++;
+            int lo = start;
+            int hi = end - 1;
+            while (lo < hi) {
+                int mid = (lo + hi + 1) >>> 1;
+                if (versions[mid] <= cutoff) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
             }
-            return keep;
+            return lo;
         }
 
         /**
@@ -502,7 +508,7 @@ final class VersionedStore {
                 s.chain = p;
                 versionEntries -= c.size() - p.size();
             }
-            if (p.size() > 1 || !p.latestIsValue()) {
+            if ((p.size() > 1 || !p.latestIsValue()) && p.latestVersion() > cutoff) {
                 // entries above the cutoff remain (a newest deletion is one): again once they are all at or below one
                 enqueue(p.latestVersion(), s);
             }
