@@ -47,8 +47,12 @@ final class VersionedStore {
      *        bits; 0: a deletion)
      * @param dataEnd where the bytes of the next value go in {@code data}
      * @param newest the newest entry's value as written ({@code null}: a deletion)
+     * @param newestVersion the newest entry's version, also {@code versions[end - 1]}: a read of the newest value
+     *        finds both in the chain itself, without a look into the versions array, which the commit that wrote
+     *        the entry left in another core's cache
      */
-    record Chain(long[] versions, long[] spans, byte[] data, int start, int end, int dataEnd, byte[] newest) {
+    record Chain(long[] versions, long[] spans, byte[] data, int start, int end, int dataEnd, byte[] newest,
+            long newestVersion) {
         private static final long DELETION = 0;
 
         static Chain of(long version, byte[] value) {
@@ -56,7 +60,7 @@ final class VersionedStore {
             long[] sp = new long[2];
             byte[] d = new byte[value == null ? 0 : value.length * 2];
             v[0] = version;
-            return new Chain(v, sp, d, 0, 1, put(sp, 0, d, 0, value), value);
+            return new Chain(v, sp, d, 0, 1, put(sp, 0, d, 0, value), value, version);
         }
 
         /** Writes {@code value} at {@code at} of {@code data}, its span at {@code entry}; returns the next free byte. */
@@ -90,11 +94,11 @@ final class VersionedStore {
         }
 
         long latestVersion() {
-            return versions[end - 1];
+            return newestVersion;
         }
 
         byte[] valueAt(long version) {
-            if (versions[end - 1] <= version) {
+            if (newestVersion <= version) {
                 return newest;
             }
             for (int i = end - 2; i >= start; i--) {
@@ -121,15 +125,17 @@ final class VersionedStore {
          */
         Chain append(long version, byte[] value, long cutoff) {
             int bytes = value == null ? 0 : value.length;
-            if (versions[end - 1] == version) {
+            if (newestVersion == version) {
                 // A second write of the same key in one commit: replace the last entry in fresh entry arrays, since
                 // readers of this chain may be reading that entry; its bytes go past dataEnd, which they never read.
                 long[] v = Arrays.copyOf(versions, versions.length);
                 long[] sp = Arrays.copyOf(spans, spans.length);
                 if (dataEnd + bytes <= data.length) {
-                    return new Chain(v, sp, data, start, end, put(sp, end - 1, data, dataEnd, value), value);
+                    return new Chain(v, sp, data, start, end, put(sp, end - 1, data, dataEnd, value), value,
+                            version);
                 }
-                return new Chain(v, sp, data, start, end - 1, dataEnd, null).moved(bytes, cutoff)
+                // without the replaced entry (no newest of its own: the append gives it one)
+                return new Chain(v, sp, data, start, end - 1, dataEnd, null, Long.MIN_VALUE).moved(bytes, cutoff)
                         .appendInPlace(version, value);
             }
             if (end == versions.length || dataEnd + bytes > data.length) {
@@ -142,7 +148,7 @@ final class VersionedStore {
         private Chain appendInPlace(long version, byte[] value) {
             versions[end] = version;
             int next = put(spans, end, data, dataEnd, value);
-            return new Chain(versions, spans, data, start, end + 1, next, value);
+            return new Chain(versions, spans, data, start, end + 1, next, value, version);
         }
 
         /**
@@ -219,7 +225,7 @@ final class VersionedStore {
                     at += length;
                 }
             }
-            return new Chain(v, sp, d, 0, n, at, newest);
+            return new Chain(v, sp, d, 0, n, at, newest, newestVersion);
         }
 
         /** This chain without entries made obsolete by {@code cutoff}, or {@code null} when nothing remains. */
@@ -235,7 +241,7 @@ final class VersionedStore {
                 // a key no longer written often: fresh small arrays, so the old values before keep are let go
                 return copied(keep, 2, liveBytes(keep));
             }
-            return new Chain(versions, spans, data, keep, end, dataEnd, newest);
+            return new Chain(versions, spans, data, keep, end, dataEnd, newest, newestVersion);
         }
     }
 
@@ -312,7 +318,8 @@ final class VersionedStore {
     }
 
     /** What a removed slot's chain is. */
-    private static final Chain REMOVED = new Chain(new long[0], new long[0], new byte[0], 0, 0, 0, null);
+    private static final Chain REMOVED =
+            new Chain(new long[0], new long[0], new byte[0], 0, 0, 0, null, Long.MIN_VALUE);
 
     /**
      * The slots waiting to be pruned, each once, with the version from which a prune of it can drop something: what
