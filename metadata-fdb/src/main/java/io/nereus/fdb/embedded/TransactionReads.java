@@ -94,7 +94,7 @@ final class TransactionReads {
         long rv = readVersion();
         WriteMap.Entry pending = null;
         if (readYourWrites(snapshot)) {
-            if (writes.touchesUnreadable(key, Bytes.keyAfter(key))) {
+            if (writes.touchesUnreadable(key)) {
                 throw new EmbeddedFdbException(FdbErrors.ACCESSED_UNREADABLE);
             }
             pending = writes.lookup(key);

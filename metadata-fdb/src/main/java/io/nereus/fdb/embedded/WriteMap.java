@@ -146,6 +146,14 @@ final class WriteMap {
         return inClearedRange(key);
     }
 
+    /**
+     * Whether a read of {@code key} alone would touch a key this transaction cannot read yet (1036); builds the
+     * one-key range only when the transaction holds something unreadable (point reads are most reads).
+     */
+    boolean touchesUnreadable(byte[] key) {
+        return (!unreadable.isEmpty() || stampedValues) && touchesUnreadable(key, Bytes.keyAfter(key));
+    }
+
     /** Whether a read of {@code range} would touch a key this transaction cannot read yet (1036). */
     boolean touchesUnreadable(byte[] begin, byte[] end) {
         if (unreadable.isEmpty() && !stampedValues) {
