@@ -157,6 +157,11 @@ public final class Materializer implements AutoCloseable {
      * close, so the disk is given back once the WAL is drained.
      */
     private SliceSpill keptSpill;
+    /**
+     * The spill file of the slice copy running now, if it spilled: deleted at close, since a copy still running then
+     * may never complete (its next step is refused by the stopped thread), and its file would wait for the next start.
+     */
+    private SliceSpill activeSpill;
     /** Whether a slice copy spilled since the last pass ended. */
     private boolean spilledSincePass;
     private volatile int pendingSlices;
@@ -185,7 +190,8 @@ public final class Materializer implements AutoCloseable {
     /**
      * @param spillDir an existing directory for the {@link SliceSpill} of a slice whose streams' entries are more than
      *                 two objects' payload: one file, named by the process id ({@link SpillFiles}), reused by the
-     *                 slice copies of consecutive passes and deleted by a pass that spills nothing (and at close);
+     *                 slice copies of consecutive passes and deleted by a pass that spills nothing (and at close,
+     *                 the file of a copy still running then too);
      *                 files of processes no longer running are deleted when this materializer starts
      */
     public Materializer(MaterializerConfig config, WalSliceStore slices, GenerationIndexStore index,
@@ -299,6 +305,11 @@ public final class Materializer implements AutoCloseable {
             exec.execute(() -> {
                 closed = true;
                 dropKeptSpill();
+                if (activeSpill != null) {
+                    // the copy using it fails at its next read or write of it; nothing published depends on it
+                    deleteSpill(activeSpill);
+                    activeSpill = null;
+                }
             });
         } catch (RejectedExecutionException e) {
             return;
@@ -673,8 +684,10 @@ public final class Materializer implements AutoCloseable {
             }
         }
         SliceSpill used = spill;
+        activeSpill = used;
         return new SliceCopy(sliceId, plan, used, spilled).run().whenCompleteAsync((done, error) -> {
             if (used != null) {
+                activeSpill = null;
                 bytesSpilled.addAndGet(used.size());
                 LOG.info("slice copy spilled: slice={} streams={} of {} file={} bytes={}", sliceId, spilled.size(),
                         parts.size(), used.file(), used.size());

@@ -262,6 +262,36 @@ class MaterializerTest {
         assertThat(texts(readAll(streams.get(0), 0, 10_000))).containsExactlyElementsOf(expected.get(0));
     }
 
+    /**
+     * A copy still running when the materializer closes never completes (its next step is refused by the stopped
+     * thread): its spill file is deleted at close, not left in the directory until the next start.
+     */
+    @Test
+    void closeWhileACopyThatSpilledRuns_deletesItsSpillFile() throws Exception {
+        StreamStorage storage = engine.storage("broker-a", CONFIG);
+        List<NereusStream> streams = open(storage, 100, "closing-");
+        append(streams, 30, 0);
+        await(storage.rollWalSlice());
+        AtomicInteger reached = new AtomicInteger();
+        AtomicInteger spillsAtClose = new AtomicInteger(-1);
+        storage.materializer().beforePublish(request -> {
+            if (reached.incrementAndGet() == 1) {
+                try {
+                    spillsAtClose.set(spillFilesOfThisProcess().size());
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                storage.materializer().close();
+            }
+            return new CompletableFuture<>(); // the copy stops here, as at a shutdown
+        });
+        storage.materializeSealedSlices();
+        org.awaitility.Awaitility.await().until(() -> reached.get() >= 1);
+        assertThat(spillsAtClose.get()).as("the copy spilled (100 streams, two objects in memory)").isEqualTo(1);
+        org.awaitility.Awaitility.await().untilAsserted(() -> assertThat(spillFilesOfThisProcess())
+                .as("the running copy's spill file, deleted at close").isEmpty());
+    }
+
     @Test
     void crashBetweenWritingAndPublishing_leavesTheIndexUnchanged_andALaterPassPublishes() {
         StreamStorage storage = engine.storage("broker-a", CONFIG);
