@@ -26,6 +26,7 @@ import io.nereus.testing.EngineFixture;
 import io.nereus.testing.TestLedgers;
 import io.nereus.wal.WalConfig;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -279,7 +280,7 @@ class MaterializerTest {
                 try {
                     spillsAtClose.set(spillFilesOfThisProcess().size());
                 } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new UncheckedIOException(e);
                 }
                 storage.materializer().close();
             }

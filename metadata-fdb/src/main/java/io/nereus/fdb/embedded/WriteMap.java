@@ -151,12 +151,17 @@ final class WriteMap {
      * one-key range only when the transaction holds something unreadable (point reads are most reads).
      */
     boolean touchesUnreadable(byte[] key) {
-        return (!unreadable.isEmpty() || stampedValues) && touchesUnreadable(key, Bytes.keyAfter(key));
+        return holdsUnreadable() && touchesUnreadable(key, Bytes.keyAfter(key));
+    }
+
+    /** Whether any key may be unreadable: a versionstamped key's range, or a versionstamped value, was written. */
+    private boolean holdsUnreadable() {
+        return !unreadable.isEmpty() || stampedValues;
     }
 
     /** Whether a read of {@code range} would touch a key this transaction cannot read yet (1036). */
     boolean touchesUnreadable(byte[] begin, byte[] end) {
-        if (unreadable.isEmpty() && !stampedValues) {
+        if (!holdsUnreadable()) {
             return false;
         }
         for (KeyRange u : unreadable) {
