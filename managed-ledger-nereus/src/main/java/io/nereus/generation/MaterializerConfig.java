@@ -18,11 +18,14 @@ import java.util.Objects;
  * @param mergeMinObjects    consecutive small objects of one stream (each under a quarter of
  *                           {@code objectTargetBytes}) that are merged into one larger generation
  * @param blockCacheBytes    stored bytes of object blocks kept in memory for readers
+ * @param readAheadBlocks    blocks of an object fetched into that cache ahead of a reader going through it in order,
+ *                           beyond those of its current read ({@link io.nereus.object.BlockCache}; 0: nothing fetched
+ *                           ahead, a read's blocks one after another)
  * @param mirrorBytes        bytes of local files holding copies of this broker's newest WAL slices until they are
  *                           materialized, read instead of the bookies ({@link io.nereus.wal.SliceMirrors}; 0: none)
  */
 public record MaterializerConfig(boolean enabled, long objectTargetBytes, int blockBytes, Duration interval,
-        long maxBytesPerSecond, int mergeMinObjects, long blockCacheBytes, long mirrorBytes) {
+        long maxBytesPerSecond, int mergeMinObjects, long blockCacheBytes, int readAheadBlocks, long mirrorBytes) {
     /** Largest object a materializer writes; objects are encoded in one array. */
     public static final long MAX_OBJECT_TARGET_BYTES = 1L << 30;
 
@@ -47,6 +50,9 @@ public record MaterializerConfig(boolean enabled, long objectTargetBytes, int bl
         if (blockCacheBytes < 0) {
             throw new IllegalArgumentException("object block cache bytes must be >= 0: " + blockCacheBytes);
         }
+        if (readAheadBlocks < 0) {
+            throw new IllegalArgumentException("object blocks read ahead must be >= 0: " + readAheadBlocks);
+        }
         if (mirrorBytes < 0) {
             throw new IllegalArgumentException("WAL slice mirror bytes must be >= 0: " + mirrorBytes);
         }
@@ -54,37 +60,37 @@ public record MaterializerConfig(boolean enabled, long objectTargetBytes, int bl
 
     /**
      * Defaults: enabled, 64 MiB objects of 1 MiB blocks, a pass every 30 s, at most 64 MiB/s, merge 8 small
-     * objects, 64 MiB block cache, 4 GiB of WAL slice mirrors (the slice being written and three waiting, at the
-     * WAL's default slice size).
+     * objects, 64 MiB block cache, 4 blocks read ahead, 4 GiB of WAL slice mirrors (the slice being written and
+     * three waiting, at the WAL's default slice size).
      */
     public static MaterializerConfig defaults() {
-        return new MaterializerConfig(true, 64L << 20, 1 << 20, Duration.ofSeconds(30), 64L << 20, 8, 64L << 20,
+        return new MaterializerConfig(true, 64L << 20, 1 << 20, Duration.ofSeconds(30), 64L << 20, 8, 64L << 20, 4,
                 4L << 30);
     }
 
     public MaterializerConfig withEnabled(boolean on) {
         return new MaterializerConfig(on, objectTargetBytes, blockBytes, interval, maxBytesPerSecond,
-                mergeMinObjects, blockCacheBytes, mirrorBytes);
+                mergeMinObjects, blockCacheBytes, readAheadBlocks, mirrorBytes);
     }
 
     public MaterializerConfig withObjects(long targetBytes, int blockBytes) {
         return new MaterializerConfig(enabled, targetBytes, blockBytes, interval, maxBytesPerSecond, mergeMinObjects,
-                blockCacheBytes, mirrorBytes);
+                blockCacheBytes, readAheadBlocks, mirrorBytes);
     }
 
     public MaterializerConfig withInterval(Duration every) {
         return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, every, maxBytesPerSecond,
-                mergeMinObjects, blockCacheBytes, mirrorBytes);
+                mergeMinObjects, blockCacheBytes, readAheadBlocks, mirrorBytes);
     }
 
     public MaterializerConfig withMergeMinObjects(int n) {
         return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, interval, maxBytesPerSecond, n,
-                blockCacheBytes, mirrorBytes);
+                blockCacheBytes, readAheadBlocks, mirrorBytes);
     }
 
     public MaterializerConfig withMirrorBytes(long bytes) {
         return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, interval, maxBytesPerSecond,
-                mergeMinObjects, blockCacheBytes, bytes);
+                mergeMinObjects, blockCacheBytes, readAheadBlocks, bytes);
     }
 
     /** Objects under this many payload bytes count as small and are merged. */

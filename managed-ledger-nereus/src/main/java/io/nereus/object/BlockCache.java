@@ -4,9 +4,11 @@ import io.nereus.metadata.StreamEntry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledHeapByteBuf;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -21,6 +23,14 @@ import java.util.concurrent.atomic.LongAdder;
  * memory alive after it left the cache. The bound counts the {@code readableBytes()} of the blocks held, exactly,
  * whether or not readers hold slices of them (a block evicted while slices are out is the readers' memory, not the
  * cache's, until they release them: {@link #liveBytes} counts both).
+ *
+ * <p><b>Fetching ahead.</b> A read of several blocks has them fetched into the cache at once rather than one after
+ * another, and a reader going through an object in order has the next {@link #readAheadBlocks} blocks fetched too,
+ * while it uses the current ones ({@link StreamObjectReader}), so its next read finds them here instead of waiting for
+ * the store. The cache registers each such fetch while it runs ({@link #startLoading}), so a reader that needs the
+ * block meanwhile waits for it rather than fetching it again, and two readers of one object do not both fetch it.
+ * Blocks fetched ahead are cached like any other, so the bound should hold a read's blocks and the read-ahead for
+ * every reader catching up at once.
  */
 public final class BlockCache {
     private record Key(String object, int block) {
@@ -56,18 +66,40 @@ public final class BlockCache {
     }
 
     private final long maxBytes;
+    private final int readAheadBlocks;
     private final LongAdder live = new LongAdder();
     private final Map<Key, Decoded> blocks = new LinkedHashMap<>(16, 0.75f, true);
+    /** Fetches ahead of readers still running, by block; each completes once its block is cached (or failed). */
+    private final Map<Key, CompletableFuture<Void>> loading = new HashMap<>();
     private long bytes;
     private long hits;
     private long misses;
+    private long readAheads;
 
-    /** A cache of at most {@code maxBytes} stored block bytes; 0 caches nothing. */
+    /** A cache of at most {@code maxBytes} stored block bytes (0 caches nothing), without read-ahead. */
     public BlockCache(long maxBytes) {
+        this(maxBytes, 0);
+    }
+
+    /**
+     * A cache of at most {@code maxBytes} stored block bytes (0 caches nothing) whose sequential readers have up to
+     * {@code readAheadBlocks} blocks after those they read fetched ahead (0: nothing is fetched ahead, and a read's
+     * blocks are fetched one after another; so too without a cache).
+     */
+    public BlockCache(long maxBytes, int readAheadBlocks) {
         if (maxBytes < 0) {
             throw new IllegalArgumentException("block cache size must be >= 0 bytes: " + maxBytes);
         }
+        if (readAheadBlocks < 0) {
+            throw new IllegalArgumentException("blocks read ahead must be >= 0: " + readAheadBlocks);
+        }
         this.maxBytes = maxBytes;
+        this.readAheadBlocks = maxBytes == 0 ? 0 : readAheadBlocks;
+    }
+
+    /** Blocks a sequential reader has fetched after those it reads; 0 (nothing fetched ahead) without a cache. */
+    int readAheadBlocks() {
+        return readAheadBlocks;
     }
 
     /** A buffer of a fetched block's stored bytes (not copied), with one reference, the caller's; see {@link #liveBytes}. */
@@ -85,6 +117,40 @@ public final class BlockCache {
         hits++;
         c.buffer().retain();
         return c;
+    }
+
+    /** Whether the block is cached; does not count as a use of it (no hit, no miss, no change of its age). */
+    synchronized boolean holds(String object, int block) {
+        return blocks.containsKey(new Key(object, block)); // containsKey leaves the access order as it is
+    }
+
+    /** The fetch ahead of readers still running for the block; null when there is none. */
+    synchronized CompletableFuture<Void> loading(String object, int block) {
+        return loading.get(new Key(object, block));
+    }
+
+    /**
+     * Registers a fetch ahead of readers for the block and returns the future its fetcher completes (after caching
+     * the block, or on failure) through {@link #loaded}; null when the block is cached or already being fetched
+     * ahead, so nothing is to be done.
+     */
+    synchronized CompletableFuture<Void> startLoading(String object, int block) {
+        Key key = new Key(object, block);
+        if (blocks.containsKey(key) || loading.containsKey(key)) {
+            return null;
+        }
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        loading.put(key, f);
+        readAheads++;
+        return f;
+    }
+
+    /** Ends the fetch ahead registered by {@link #startLoading} and completes its future; any thread. */
+    void loaded(String object, int block, CompletableFuture<Void> fetch) {
+        synchronized (this) {
+            loading.remove(new Key(object, block), fetch);
+        }
+        fetch.complete(null);
     }
 
     /**
@@ -146,5 +212,10 @@ public final class BlockCache {
 
     public synchronized long misses() {
         return misses;
+    }
+
+    /** Blocks fetched ahead of readers' walks ({@link #startLoading}), since the cache was made. */
+    public synchronized long readAheads() {
+        return readAheads;
     }
 }

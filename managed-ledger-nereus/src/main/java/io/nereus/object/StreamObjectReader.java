@@ -23,12 +23,16 @@ import java.util.zip.CRC32C;
  * generation index record holds; {@link #read} then fetches only the blocks it needs, each checked against its
  * CRC in the index, through a shared {@link BlockCache}, and hands out retained slices of the blocks (no copies).
  * Any mismatch fails CORRUPT_DATA naming the object and
- * the check, so the resolver can quarantine the record and fall back. Immutable after open: safe from any
+ * the check, so the resolver can quarantine the record and fall back. A read fetches the blocks it needs at once, and
+ * a read that goes on from the block before has the next blocks fetched ahead into the cache as well ({@link
+ * BlockCache#readAheadBlocks}). Immutable after open (what is being fetched ahead is the cache's state): safe from any
  * thread.
  */
 public final class StreamObjectReader {
     /** Bytes read from the end of the object at open: the footer and, usually, the whole index. */
     static final int TAIL_READ_BYTES = 64 * 1024;
+    /** Blocks of one read fetched at once ahead of its walk, beyond its first (read-ahead not counted). */
+    static final int MAX_BLOCKS_AT_ONCE = 8;
 
     /** Ranged reads of one stored object: {@code length} bytes from {@code position}, exactly. */
     public interface RangeSource {
@@ -236,6 +240,7 @@ public final class StreamObjectReader {
         }
         int at = Arrays.binarySearch(firstOffsets, offset);
         int block = Math.max(0, at >= 0 ? at : -at - 2);
+        fetchAhead(block, maxEntries, maxBytes);
         List<StreamEntry> out = new ArrayList<>();
         return readFrom(block, offset, out, 0, maxEntries, maxBytes).whenComplete((read, error) -> {
             if (error != null) {
@@ -292,6 +297,66 @@ public final class StreamObjectReader {
         if (cached != null) {
             return CompletableFuture.completedFuture(cached);
         }
+        CompletableFuture<Void> ahead = cache.loading(name, i);
+        if (ahead == null) {
+            return fetch(i);
+        }
+        // fetched ahead right now: taken from the cache once there; fetched again only if it failed or left already
+        return ahead.thenCompose(ignored -> {
+            BlockCache.Decoded landed = cache.get(name, i);
+            return landed != null ? CompletableFuture.completedFuture(landed) : fetch(i);
+        });
+    }
+
+    /**
+     * Starts fetching, ahead of the walk through them, the blocks after {@code first} that the read will likely need
+     * (while the index's entry counts and block lengths stay within its bounds; at most {@value #MAX_BLOCKS_AT_ONCE}
+     * blocks), all at once, and, when the read looks sequential (it starts at the object's first block, or the block
+     * before is cached: the reader, or another, has just been through it), {@link BlockCache#readAheadBlocks} blocks
+     * after those, for the reader's next read. Only blocks neither cached nor being fetched; none when the cache reads
+     * nothing ahead. A fetch ahead that fails is dropped: the walk then fetches the block itself and reports what
+     * fails.
+     */
+    private void fetchAhead(int first, int maxEntries, long maxBytes) {
+        int ahead = cache.readAheadBlocks();
+        if (ahead == 0) {
+            return;
+        }
+        int last = first;
+        long entries = blocks[first].entries();
+        long bytes = blocks[first].length();
+        while (last + 1 < blocks.length && last - first < MAX_BLOCKS_AT_ONCE && entries < maxEntries
+                && bytes < maxBytes) {
+            last++;
+            entries += blocks[last].entries();
+            bytes += blocks[last].length();
+        }
+        if (first == 0 || cache.holds(name, first - 1)) {
+            last += ahead;
+        }
+        for (int j = first + 1; j <= last && j < blocks.length; j++) {
+            CompletableFuture<Void> mine = cache.startLoading(name, j);
+            if (mine == null) {
+                continue;
+            }
+            int block = j;
+            CompletableFuture<BlockCache.Decoded> fetched;
+            try {
+                fetched = fetch(block);
+            } catch (RuntimeException e) {
+                fetched = CompletableFuture.failedFuture(e);
+            }
+            fetched.whenComplete((decoded, error) -> {
+                if (decoded != null) {
+                    decoded.release(); // the cache holds its own reference
+                }
+                cache.loaded(name, block, mine);
+            });
+        }
+    }
+
+    /** Block {@code i} fetched from the source, checked and cached, with a reference the caller releases. */
+    private CompletableFuture<BlockCache.Decoded> fetch(int i) {
         Block k = blocks[i];
         long end = i + 1 < blocks.length ? blocks[i + 1].first() : range.end();
         return source.read(k.position(), k.length()).thenApply(bytes -> {

@@ -162,6 +162,9 @@ final class NereusMetrics implements AutoCloseable {
                     m.record(s.objectBlocks().hits(), HIT);
                     m.record(s.objectBlocks().misses(), MISS);
                 });
+        counter("object.block_cache.read_ahead.count", "{block}",
+                "Object blocks fetched into the block cache ahead of the reads that use them",
+                m -> m.record(s.objectBlocks().readAheads()));
         counter("repair.count", "{repair}", "Generation-0 repairs of a missing index record, by outcome", m -> {
             ResolverStats r = s.resolverStats();
             m.record(r.repaired(), REPAIRED);

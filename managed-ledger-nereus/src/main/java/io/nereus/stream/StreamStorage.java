@@ -85,7 +85,8 @@ public final class StreamStorage implements AutoCloseable {
                 scheduler, clock, observer, mirrors);
         this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches(), mirrors);
         this.tail = new TailCache(config.tailCacheBytes());
-        this.blocks = new BlockCache(config.materializer().blockCacheBytes());
+        this.blocks = new BlockCache(config.materializer().blockCacheBytes(),
+                config.materializer().readAheadBlocks());
         this.objectReader = new ObjectTargetReader(objects, blocks, OPEN_OBJECTS);
         this.resolver = new GenerationResolver(metadata.index(),
                 new TargetReaders(new WalTargetReader(reader), objectReader), repair.apply(reader),

@@ -25,6 +25,8 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -101,6 +103,10 @@ class StreamObjectFormatTest {
 
     private static StreamObjectReader open(Stored stored, Checksum checksum, BlockCache cache) {
         return await(StreamObjectReader.open("obj", stored.bytes.length, checksum, stored, cache));
+    }
+
+    private static StreamObjectReader open(Gated gated, Checksum checksum, BlockCache cache) {
+        return await(StreamObjectReader.open("obj", gated.bytes.length, checksum, gated, cache));
     }
 
     private static void assertCorrupt(Runnable r, String reason) {
@@ -337,6 +343,169 @@ class StreamObjectFormatTest {
         dropped.close();
         assertThat(allocated).allMatch(b -> b.refCnt() == 0);
         assertThatThrownBy(dropped::finish).isInstanceOf(IllegalStateException.class);
+    }
+
+    /** An object whose ranged reads, while {@link #gated}, wait until the test releases or fails them. */
+    private static final class Gated implements StreamObjectReader.RangeSource {
+        private record Held(byte[] bytes, CompletableFuture<byte[]> future) {
+        }
+
+        final byte[] bytes;
+        final List<Long> positions = new CopyOnWriteArrayList<>();
+        final ConcurrentSkipListMap<Long, Held> held = new ConcurrentSkipListMap<>();
+        volatile boolean gated;
+
+        Gated(byte[] bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public CompletableFuture<byte[]> read(long position, int length) {
+            positions.add(position);
+            byte[] out = Arrays.copyOfRange(bytes, (int) position, (int) (position + length));
+            if (!gated) {
+                return CompletableFuture.completedFuture(out);
+            }
+            CompletableFuture<byte[]> f = new CompletableFuture<>();
+            held.put(position, new Held(out, f));
+            return f;
+        }
+
+        /** Positions of the reads waiting, lowest first. */
+        List<Long> waiting() {
+            return List.copyOf(held.keySet());
+        }
+
+        void release(long position) {
+            Held h = held.remove(position);
+            h.future().complete(h.bytes());
+        }
+
+        void fail(long position) {
+            held.remove(position).future().completeExceptionally(new IOException("refused at " + position));
+        }
+    }
+
+    /** Entries of about 300 bytes, one per block: block {@code i} is entry {@code i}. */
+    private static Written blockPerEntry(List<StreamEntry> written) {
+        Written encoded = encode(new StreamObjectWriter(1), STREAM, ReadView.COMMITTED, written);
+        assertThat(encoded.blocks()).isEqualTo(written.size());
+        return encoded;
+    }
+
+    @Test
+    void readAhead_fetchesTheNextBlocksWithTheFirst_andEachLaterOneBeforeTheReaderNeedsIt() {
+        List<StreamEntry> written = entries(20, 300, 7);
+        Written encoded = blockPerEntry(written);
+        Gated source = new Gated(encoded.bytes());
+        BlockCache cache = new BlockCache(1 << 20, 2);
+        StreamObjectReader reader = open(source, encoded.checksum(), cache);
+        source.gated = true;
+
+        CompletableFuture<List<StreamEntry>> first = reader.read(written.get(0).range().start(), 1, Long.MAX_VALUE);
+        List<Long> blocks012 = source.waiting();
+        assertThat(blocks012).as("block 0 and the two after it, fetched together").hasSize(3);
+        assertThat(first).isNotDone();
+        blocks012.forEach(source::release);
+        assertThat(await(first)).singleElement().satisfies(e -> assertThat(e.payload())
+                .isEqualTo(written.get(0).payload()));
+
+        // every later block was fetched ahead: reading it finds it cached, and asks for the one two further on
+        for (int i = 1; i < written.size(); i++) {
+            CompletableFuture<List<StreamEntry>> next = reader.read(written.get(i).range().start(), 1, Long.MAX_VALUE);
+            assertThat(next).as("block %d", i).isDone();
+            assertThat(await(next).get(0).payload()).isEqualTo(written.get(i).payload());
+            assertThat(source.waiting()).as("after block %d", i).hasSize(i + 2 < written.size() ? 1 : 0);
+            source.waiting().forEach(source::release);
+        }
+        assertThat(source.positions).as("the tail, then every block once").hasSize(1 + written.size())
+                .doesNotHaveDuplicates();
+        assertThat(cache.readAheads()).isEqualTo(written.size() - 1);
+    }
+
+    @Test
+    void readOfSeveralBlocks_fetchesThemAtOnce_andThoseAfterWhenSequential() {
+        List<StreamEntry> written = entries(30, 300, 11);
+        Written encoded = blockPerEntry(written);
+        Gated source = new Gated(encoded.bytes());
+        StreamObjectReader reader = open(source, encoded.checksum(), new BlockCache(1 << 20, 2));
+        source.gated = true;
+
+        // from block 10, whose block before is not cached: its own four blocks at once, none after them
+        CompletableFuture<List<StreamEntry>> middle = reader.read(written.get(10).range().start(), 4, Long.MAX_VALUE);
+        assertThat(source.waiting()).hasSize(4);
+        assertThat(middle).isNotDone();
+        source.waiting().forEach(source::release);
+        assertThat(await(middle)).extracting(StreamEntry::range)
+                .containsExactly(written.subList(10, 14).stream().map(StreamEntry::range).toArray(OffsetRange[]::new));
+
+        // from block 14, block 13 cached: its four blocks and the two after them
+        CompletableFuture<List<StreamEntry>> next = reader.read(written.get(14).range().start(), 4, Long.MAX_VALUE);
+        assertThat(source.waiting()).hasSize(6);
+        source.waiting().forEach(source::release);
+        assertThat(await(next)).hasSize(4);
+        assertThat(source.positions).as("the tail and blocks 10 to 19, each once").hasSize(11).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void readAhead_aReaderNeedingABlockBeingFetchedAhead_waitsForThatFetch() {
+        List<StreamEntry> written = entries(10, 300, 8);
+        Written encoded = blockPerEntry(written);
+        Gated source = new Gated(encoded.bytes());
+        StreamObjectReader reader = open(source, encoded.checksum(), new BlockCache(1 << 20, 2));
+        source.gated = true;
+        CompletableFuture<List<StreamEntry>> first = reader.read(written.get(0).range().start(), 1, Long.MAX_VALUE);
+        List<Long> blocks012 = source.waiting();
+        source.release(blocks012.get(0));
+        await(first);
+
+        CompletableFuture<List<StreamEntry>> second = reader.read(written.get(1).range().start(), 1, Long.MAX_VALUE);
+        assertThat(second).isNotDone();
+        assertThat(source.positions).as("block 1 is not fetched a second time").containsOnlyOnce(blocks012.get(1));
+        source.release(blocks012.get(1));
+        assertThat(await(second).get(0).payload()).isEqualTo(written.get(1).payload());
+    }
+
+    @Test
+    void readAhead_thatFails_isFetchedAgainByTheReaderThatNeedsTheBlock() {
+        List<StreamEntry> written = entries(10, 300, 9);
+        Written encoded = blockPerEntry(written);
+        Gated source = new Gated(encoded.bytes());
+        BlockCache cache = new BlockCache(1 << 20, 2);
+        StreamObjectReader reader = open(source, encoded.checksum(), cache);
+        source.gated = true;
+        CompletableFuture<List<StreamEntry>> first = reader.read(written.get(0).range().start(), 1, Long.MAX_VALUE);
+        List<Long> blocks012 = source.waiting();
+        source.release(blocks012.get(0));
+        source.fail(blocks012.get(1));
+        source.release(blocks012.get(2));
+        await(first);
+        source.gated = false;
+
+        assertThat(await(reader.read(written.get(1).range().start(), 1, Long.MAX_VALUE)).get(0).payload())
+                .isEqualTo(written.get(1).payload());
+        assertThat(source.positions.stream().filter(blocks012.get(1)::equals)).as("fetched ahead, then again")
+                .hasSize(2);
+    }
+
+    @Test
+    void readAhead_notForAReadInTheMiddle_norWithoutACache() {
+        List<StreamEntry> written = entries(10, 300, 10);
+        Written encoded = blockPerEntry(written);
+        Stored stored = new Stored(encoded.bytes());
+        BlockCache cache = new BlockCache(1 << 20, 2);
+        StreamObjectReader reader = open(stored, encoded.checksum(), cache);
+        assertThat(await(reader.read(written.get(5).range().start(), 1, Long.MAX_VALUE))).hasSize(1);
+        assertThat(stored.reads).as("the tail and block 5 alone").hasValue(2);
+        assertThat(cache.readAheads()).isZero();
+
+        assertThat(new BlockCache(0, 2).readAheadBlocks()).isZero();
+        assertThatThrownBy(() -> new BlockCache(1 << 20, -1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("blocks read ahead must be >= 0: -1");
+        Stored uncached = new Stored(encoded.bytes());
+        StreamObjectReader plain = open(uncached, encoded.checksum(), new BlockCache(0, 2));
+        assertThat(await(plain.read(written.get(0).range().start(), 1, Long.MAX_VALUE))).hasSize(1);
+        assertThat(uncached.reads).as("the tail and block 0 alone").hasValue(2);
     }
 
     private static BlockCache.Decoded block(int bytes) {

@@ -10,6 +10,7 @@ import static io.nereus.pulsar.config.NereusConfigKeys.MATERIALIZER_MAX_BYTES_PE
 import static io.nereus.pulsar.config.NereusConfigKeys.METADATA_ROOT;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_BLOCK_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_BLOCK_CACHE_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_READ_AHEAD_BLOCKS;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_DELETE_GRACE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_MERGE_MIN_OBJECTS;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_DIR;
@@ -158,6 +159,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
         long materializerMaxBytesPerSecond = get(MATERIALIZER_MAX_BYTES_PER_SECOND, raw, conf).value();
         int objectMergeMinObjects = get(OBJECT_MERGE_MIN_OBJECTS, raw, conf).value();
         long objectBlockCacheBytes = get(OBJECT_BLOCK_CACHE_BYTES, raw, conf).value();
+        int objectReadAheadBlocks = get(OBJECT_READ_AHEAD_BLOCKS, raw, conf).value();
         long walMirrorBytes = get(WAL_MIRROR_BYTES, raw, conf).value();
         long collectorIntervalSeconds = get(COLLECTOR_INTERVAL_SECONDS, raw, conf).value();
         long walDeleteGraceSeconds = get(WAL_DELETE_GRACE_SECONDS, raw, conf).value();
@@ -171,7 +173,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
                     flushWhenIdle, flushBelowBatches);
             MaterializerConfig materializer = new MaterializerConfig(materializerEnabled, objectTargetBytes,
                     objectBlockBytes, Duration.ofSeconds(materializerIntervalSeconds), materializerMaxBytesPerSecond,
-                    objectMergeMinObjects, objectBlockCacheBytes, walMirrorBytes);
+                    objectMergeMinObjects, objectBlockCacheBytes, objectReadAheadBlocks, walMirrorBytes);
             CollectorConfig collector = new CollectorConfig(Duration.ofSeconds(collectorIntervalSeconds),
                     Duration.ofSeconds(walDeleteGraceSeconds), Duration.ofSeconds(objectDeleteGraceSeconds));
             storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches,

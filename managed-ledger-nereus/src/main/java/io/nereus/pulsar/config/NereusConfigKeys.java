@@ -290,6 +290,16 @@ public final class NereusConfigKeys {
             MATERIALIZER.blockCacheBytes(), ">= 0", v -> v >= 0,
             "Bytes of object blocks kept in memory for readers (0: none).");
 
+    public static final ConfigKey<Integer> OBJECT_READ_AHEAD_BLOCKS = intKey("nereusObjectReadAheadBlocks",
+            MATERIALIZER.readAheadBlocks(), "0 to 64", v -> v >= 0 && v <= 64,
+            "Blocks of an object (nereusObjectBlockBytes each) fetched into the block cache ahead of a reader that "
+                    + "goes through the object in order, such as a subscription catching up from objects, beyond the "
+                    + "blocks of its current read (which are fetched at once), so that its next read does not wait for "
+                    + "the object store. Blocks fetched ahead take room in nereusObjectBlockCacheBytes: it should hold "
+                    + "a read's blocks (the broker's dispatcherMaxReadSizeBytes) and this many more for each reader "
+                    + "catching up at the same time. 0: nothing is fetched ahead, and a read fetches its blocks one "
+                    + "after another (so too when nereusObjectBlockCacheBytes is 0).");
+
     public static final ConfigKey<Long> WAL_MIRROR_BYTES = longKey("nereusWalMirrorBytes",
             MATERIALIZER.mirrorBytes(), ">= 0", v -> v >= 0,
             "Bytes of local files (in the JVM's temporary directory, java.io.tmpdir, written with direct I/O) that "
@@ -332,7 +342,8 @@ public final class NereusConfigKeys {
             TAIL_CACHE_BYTES, READ_CACHED_BATCHES, READ_CACHED_RESOLUTIONS, REPAIR_MAX_BATCHES, OBJECT_STORE_TYPE,
             OBJECT_STORE_DIR, OBJECT_STORE_DIRECT_IO, S3_BUCKET, S3_PREFIX, S3_ENDPOINT, S3_REGION, S3_PATH_STYLE, S3_ACCESS_KEY, S3_SECRET_KEY,
             S3_PART_BYTES, MATERIALIZER_ENABLED, OBJECT_TARGET_BYTES, OBJECT_BLOCK_BYTES, MATERIALIZER_INTERVAL_SECONDS,
-            MATERIALIZER_MAX_BYTES_PER_SECOND, OBJECT_MERGE_MIN_OBJECTS, OBJECT_BLOCK_CACHE_BYTES, WAL_MIRROR_BYTES,
+            MATERIALIZER_MAX_BYTES_PER_SECOND, OBJECT_MERGE_MIN_OBJECTS, OBJECT_BLOCK_CACHE_BYTES, OBJECT_READ_AHEAD_BLOCKS,
+            WAL_MIRROR_BYTES,
             COLLECTOR_INTERVAL_SECONDS, WAL_DELETE_GRACE_SECONDS, OBJECT_DELETE_GRACE_SECONDS);
 
     private NereusConfigKeys() {

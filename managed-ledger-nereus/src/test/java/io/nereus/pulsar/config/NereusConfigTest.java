@@ -161,6 +161,7 @@ class NereusConfigTest {
                         c -> c.storage().materializer().maxBytesPerSecond(), 1000L),
                 parsed("nereusObjectMergeMinObjects", "3", c -> c.storage().materializer().mergeMinObjects(), 3),
                 parsed("nereusObjectBlockCacheBytes", "0", c -> c.storage().materializer().blockCacheBytes(), 0L),
+                parsed("nereusObjectReadAheadBlocks", "5", c -> c.storage().materializer().readAheadBlocks(), 5),
                 parsed("nereusWalMirrorBytes", "0", c -> c.storage().materializer().mirrorBytes(), 0L),
                 parsed("nereusCollectorIntervalSeconds", "7", c -> c.storage().collector().interval(),
                         Duration.ofSeconds(7)),
@@ -380,6 +381,7 @@ class NereusConfigTest {
                 Arguments.of("nereusWalAckQuorum", "-2", "nereusWalAckQuorum=-2: must be >= 1"),
                 Arguments.of("nereusTailCacheBytes", "-1", "nereusTailCacheBytes=-1: must be >= 0"),
                 Arguments.of("nereusWalMirrorBytes", "-1", "nereusWalMirrorBytes=-1: must be >= 0"),
+                Arguments.of("nereusObjectReadAheadBlocks", "65", "nereusObjectReadAheadBlocks=65: must be 0 to 64"),
                 Arguments.of("nereusReadCachedBatches", "0", "nereusReadCachedBatches=0: must be >= 1"),
                 Arguments.of("nereusReadCachedResolutions", "0", "nereusReadCachedResolutions=0: must be >= 1"),
                 Arguments.of("nereusRepairMaxBatches", "0", "nereusRepairMaxBatches=0: must be >= 1"),
@@ -535,7 +537,7 @@ class NereusConfigTest {
         List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
 
         assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
-        assertThat(names).hasSize(45);
+        assertThat(names).hasSize(46);
         assertThat(NereusConfig.keys()).allSatisfy(k -> {
             assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
             assertThat(k.allowed()).as(k.name()).isNotBlank();
