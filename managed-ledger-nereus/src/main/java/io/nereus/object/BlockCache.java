@@ -75,6 +75,7 @@ public final class BlockCache {
     private long hits;
     private long misses;
     private long readAheads;
+    private boolean closed;
 
     /** A cache of at most {@code maxBytes} stored block bytes (0 caches nothing), without read-ahead. */
     public BlockCache(long maxBytes) {
@@ -155,11 +156,11 @@ public final class BlockCache {
 
     /**
      * Caches {@code decoded} under its own reference (the caller's stays the caller's), evicting the least recently
-     * used blocks beyond the bound; a block larger than the bound is not kept.
+     * used blocks beyond the bound; a block larger than the bound is not kept, nor any once the cache is closed.
      */
     synchronized void put(String object, int block, Decoded decoded) {
         int size = decoded.buffer().readableBytes();
-        if (size > maxBytes) {
+        if (size > maxBytes || closed) {
             return;
         }
         decoded.buffer().retain();
@@ -178,8 +179,12 @@ public final class BlockCache {
         }
     }
 
-    /** Evicts every block (releasing the cache's references); the cache stays usable. */
-    public synchronized void clear() {
+    /**
+     * Evicts every block (releasing the cache's references) and keeps nothing put after this, so a block fetched ahead
+     * that lands later is released by its fetcher; readers still get, and fetch, blocks through it (uncached).
+     */
+    public synchronized void close() {
+        closed = true;
         for (Decoded d : blocks.values()) {
             d.release();
         }
@@ -195,7 +200,8 @@ public final class BlockCache {
     /**
      * Stored bytes of every block decoded through this cache ({@link #wrap}) whose memory is still referenced: the
      * blocks the cache holds ({@link #bytes}) and those evicted, or never cached, that readers still hold slices of.
-     * Once every reader has released its entries and the cache is cleared it is 0; anything else is a leak.
+     * Once every reader has released its entries, no fetch ahead is running and the cache is closed, it is 0; anything
+     * else is a leak.
      */
     public long liveBytes() {
         return live.sum();

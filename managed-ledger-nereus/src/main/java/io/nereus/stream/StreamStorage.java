@@ -341,7 +341,7 @@ public final class StreamStorage implements AutoCloseable {
         compactor.close();
         CompletableFuture<Void> writerDone = writer.closeAsync();
         reader.close();
-        blocks.clear();
+        blocks.close();
         return writerDone.handle((ignored, error) -> {
             tail.close(); // every append has completed: release the cached payloads, cache nothing more
             scheduler.shutdownNow();

@@ -555,9 +555,14 @@ class StreamObjectFormatTest {
         slice.release();
         assertThat(first.refCnt()).isZero();
         assertThat(cache.liveBytes()).isZero();
-        cache.clear();
+        cache.close();
         assertThat(cache.bytes()).isZero();
         assertThat(cache.blocks()).isZero();
+        BlockCache.Decoded late = block(50);
+        cache.put("c", 0, late); // a fetch ahead landing after close: not kept
+        assertThat(cache.blocks()).isZero();
+        assertThat(late.buffer().refCnt()).isEqualTo(1);
+        late.release();
     }
 
     /** Every other entry of {@link #entries}, so that the rest keep their offsets with gaps between them. */

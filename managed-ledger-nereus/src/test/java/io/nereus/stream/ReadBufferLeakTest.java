@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -148,8 +149,10 @@ class ReadBufferLeakTest {
         assertThat(readThrough(c, 120, 2, 300)).isEqualTo(80);
         assertThat(readThrough(await(cold.openStream("multi")), 7, 4, 1 << 20)).isEqualTo(58);
         assertThat(cold.objectBytesRead()).isPositive();
-        assertThat(cold.objectBlocks().liveBytes()).as("only what the block cache holds")
-                .isEqualTo(cold.objectBlocks().bytes());
+        // once the blocks fetched ahead of these reads have landed in the cache
+        Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
+                cold.objectBlocks().liveBytes()).as("only what the block cache holds")
+                .isEqualTo(cold.objectBlocks().bytes()));
 
         // compaction reads the stream and its previous generation, and the compacted view is read back
         CompactionResult compacted = await(writer.compact(w, new KeepLatestPolicy()));
@@ -164,8 +167,10 @@ class ReadBufferLeakTest {
 
         engine.close(); // releases the tail caches, the WAL readers' batches and the block caches
         engine = new EngineFixture(BK::newV2Client, "leaks-after");
-        assertThat(cold.objectBlocks().liveBytes()).as("block bytes still referenced after close").isZero();
-        assertThat(writer.objectBlocks().liveBytes()).isZero();
+        Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            assertThat(cold.objectBlocks().liveBytes()).as("block bytes still referenced after close").isZero();
+            assertThat(writer.objectBlocks().liveBytes()).isZero();
+        });
         assertThat(LEAKS.leaks()).as("leaks reported by Netty's detector").isEmpty();
     }
 
