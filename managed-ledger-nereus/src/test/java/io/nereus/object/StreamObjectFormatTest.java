@@ -393,98 +393,102 @@ class StreamObjectFormatTest {
         return encoded;
     }
 
+    /** An object of one entry per block, opened through a {@link Gated} source that now holds every read. */
+    private record GatedObject(List<StreamEntry> written, Gated source, BlockCache cache, StreamObjectReader reader) {
+        static GatedObject of(int entries, long seed) {
+            List<StreamEntry> written = entries(entries, 300, seed);
+            Written encoded = blockPerEntry(written);
+            Gated source = new Gated(encoded.bytes());
+            BlockCache cache = new BlockCache(1 << 20, 2);
+            StreamObjectReader reader = open(source, encoded.checksum(), cache);
+            source.gated = true;
+            return new GatedObject(written, source, cache, reader);
+        }
+
+        /** Reads {@code count} entries from entry (and block) {@code i}. */
+        CompletableFuture<List<StreamEntry>> read(int i, int count) {
+            return reader.read(written.get(i).range().start(), count, Long.MAX_VALUE);
+        }
+
+        ByteBuf payload(int i) {
+            return written.get(i).payload();
+        }
+
+        /** Reads entry 0 with its block let through, and returns the two fetches ahead still held (blocks 1, 2). */
+        List<Long> readBlockZero() {
+            CompletableFuture<List<StreamEntry>> first = read(0, 1);
+            List<Long> blocks012 = source.waiting();
+            assertThat(blocks012).hasSize(3);
+            source.release(blocks012.get(0));
+            await(first);
+            return blocks012.subList(1, 3);
+        }
+    }
+
     @Test
     void readAhead_fetchesTheNextBlocksWithTheFirst_andEachLaterOneBeforeTheReaderNeedsIt() {
-        List<StreamEntry> written = entries(20, 300, 7);
-        Written encoded = blockPerEntry(written);
-        Gated source = new Gated(encoded.bytes());
-        BlockCache cache = new BlockCache(1 << 20, 2);
-        StreamObjectReader reader = open(source, encoded.checksum(), cache);
-        source.gated = true;
-
-        CompletableFuture<List<StreamEntry>> first = reader.read(written.get(0).range().start(), 1, Long.MAX_VALUE);
-        List<Long> blocks012 = source.waiting();
+        GatedObject o = GatedObject.of(20, 7);
+        CompletableFuture<List<StreamEntry>> first = o.read(0, 1);
+        List<Long> blocks012 = o.source().waiting();
         assertThat(blocks012).as("block 0 and the two after it, fetched together").hasSize(3);
         assertThat(first).isNotDone();
-        blocks012.forEach(source::release);
-        assertThat(await(first)).singleElement().satisfies(e -> assertThat(e.payload())
-                .isEqualTo(written.get(0).payload()));
+        blocks012.forEach(o.source()::release);
+        assertThat(await(first)).singleElement().satisfies(e -> assertThat(e.payload()).isEqualTo(o.payload(0)));
 
         // every later block was fetched ahead: reading it finds it cached, and asks for the one two further on
-        for (int i = 1; i < written.size(); i++) {
-            CompletableFuture<List<StreamEntry>> next = reader.read(written.get(i).range().start(), 1, Long.MAX_VALUE);
+        for (int i = 1; i < 20; i++) {
+            CompletableFuture<List<StreamEntry>> next = o.read(i, 1);
             assertThat(next).as("block %d", i).isDone();
-            assertThat(await(next).get(0).payload()).isEqualTo(written.get(i).payload());
-            assertThat(source.waiting()).as("after block %d", i).hasSize(i + 2 < written.size() ? 1 : 0);
-            source.waiting().forEach(source::release);
+            assertThat(await(next).get(0).payload()).isEqualTo(o.payload(i));
+            assertThat(o.source().waiting()).as("after block %d", i).hasSize(i + 2 < 20 ? 1 : 0);
+            o.source().waiting().forEach(o.source()::release);
         }
-        assertThat(source.positions).as("the tail, then every block once").hasSize(1 + written.size())
-                .doesNotHaveDuplicates();
-        assertThat(cache.readAheads()).isEqualTo(written.size() - 1);
+        assertThat(o.source().positions).as("the tail, then every block once").hasSize(1 + 20).doesNotHaveDuplicates();
+        assertThat(o.cache().readAheads()).isEqualTo(19);
     }
 
     @Test
     void readOfSeveralBlocks_fetchesThemAtOnce_andThoseAfterWhenSequential() {
-        List<StreamEntry> written = entries(30, 300, 11);
-        Written encoded = blockPerEntry(written);
-        Gated source = new Gated(encoded.bytes());
-        StreamObjectReader reader = open(source, encoded.checksum(), new BlockCache(1 << 20, 2));
-        source.gated = true;
-
+        GatedObject o = GatedObject.of(30, 11);
         // from block 10, whose block before is not cached: its own four blocks at once, none after them
-        CompletableFuture<List<StreamEntry>> middle = reader.read(written.get(10).range().start(), 4, Long.MAX_VALUE);
-        assertThat(source.waiting()).hasSize(4);
+        CompletableFuture<List<StreamEntry>> middle = o.read(10, 4);
+        assertThat(o.source().waiting()).hasSize(4);
         assertThat(middle).isNotDone();
-        source.waiting().forEach(source::release);
-        assertThat(await(middle)).extracting(StreamEntry::range)
-                .containsExactly(written.subList(10, 14).stream().map(StreamEntry::range).toArray(OffsetRange[]::new));
+        o.source().waiting().forEach(o.source()::release);
+        assertThat(await(middle)).extracting(StreamEntry::range).containsExactly(
+                o.written().subList(10, 14).stream().map(StreamEntry::range).toArray(OffsetRange[]::new));
 
         // from block 14, block 13 cached: its four blocks and the two after them
-        CompletableFuture<List<StreamEntry>> next = reader.read(written.get(14).range().start(), 4, Long.MAX_VALUE);
-        assertThat(source.waiting()).hasSize(6);
-        source.waiting().forEach(source::release);
+        CompletableFuture<List<StreamEntry>> next = o.read(14, 4);
+        assertThat(o.source().waiting()).hasSize(6);
+        o.source().waiting().forEach(o.source()::release);
         assertThat(await(next)).hasSize(4);
-        assertThat(source.positions).as("the tail and blocks 10 to 19, each once").hasSize(11).doesNotHaveDuplicates();
+        assertThat(o.source().positions).as("the tail and blocks 10 to 19, each once").hasSize(11)
+                .doesNotHaveDuplicates();
     }
 
     @Test
     void readAhead_aReaderNeedingABlockBeingFetchedAhead_waitsForThatFetch() {
-        List<StreamEntry> written = entries(10, 300, 8);
-        Written encoded = blockPerEntry(written);
-        Gated source = new Gated(encoded.bytes());
-        StreamObjectReader reader = open(source, encoded.checksum(), new BlockCache(1 << 20, 2));
-        source.gated = true;
-        CompletableFuture<List<StreamEntry>> first = reader.read(written.get(0).range().start(), 1, Long.MAX_VALUE);
-        List<Long> blocks012 = source.waiting();
-        source.release(blocks012.get(0));
-        await(first);
+        GatedObject o = GatedObject.of(10, 8);
+        List<Long> blocks12 = o.readBlockZero();
 
-        CompletableFuture<List<StreamEntry>> second = reader.read(written.get(1).range().start(), 1, Long.MAX_VALUE);
+        CompletableFuture<List<StreamEntry>> second = o.read(1, 1);
         assertThat(second).isNotDone();
-        assertThat(source.positions).as("block 1 is not fetched a second time").containsOnlyOnce(blocks012.get(1));
-        source.release(blocks012.get(1));
-        assertThat(await(second).get(0).payload()).isEqualTo(written.get(1).payload());
+        assertThat(o.source().positions).as("block 1 is not fetched a second time").containsOnlyOnce(blocks12.get(0));
+        o.source().release(blocks12.get(0));
+        assertThat(await(second).get(0).payload()).isEqualTo(o.payload(1));
     }
 
     @Test
     void readAhead_thatFails_isFetchedAgainByTheReaderThatNeedsTheBlock() {
-        List<StreamEntry> written = entries(10, 300, 9);
-        Written encoded = blockPerEntry(written);
-        Gated source = new Gated(encoded.bytes());
-        BlockCache cache = new BlockCache(1 << 20, 2);
-        StreamObjectReader reader = open(source, encoded.checksum(), cache);
-        source.gated = true;
-        CompletableFuture<List<StreamEntry>> first = reader.read(written.get(0).range().start(), 1, Long.MAX_VALUE);
-        List<Long> blocks012 = source.waiting();
-        source.release(blocks012.get(0));
-        source.fail(blocks012.get(1));
-        source.release(blocks012.get(2));
-        await(first);
-        source.gated = false;
+        GatedObject o = GatedObject.of(10, 9);
+        List<Long> blocks12 = o.readBlockZero();
+        o.source().fail(blocks12.get(0));
+        o.source().release(blocks12.get(1));
+        o.source().gated = false;
 
-        assertThat(await(reader.read(written.get(1).range().start(), 1, Long.MAX_VALUE)).get(0).payload())
-                .isEqualTo(written.get(1).payload());
-        assertThat(source.positions.stream().filter(blocks012.get(1)::equals)).as("fetched ahead, then again")
+        assertThat(await(o.read(1, 1)).get(0).payload()).isEqualTo(o.payload(1));
+        assertThat(o.source().positions.stream().filter(blocks12.get(0)::equals)).as("fetched ahead, then again")
                 .hasSize(2);
     }
 
