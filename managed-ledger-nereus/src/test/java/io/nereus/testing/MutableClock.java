@@ -7,8 +7,15 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicReference;
 
-/** The system clock plus an offset that tests move forward, to let fake time pass without sleeping. Thread-safe. */
+/**
+ * The system clock plus an offset that tests move forward, to let fake time pass without sleeping. It reads the wall
+ * clock once, at creation, and moves on from there by {@link System#nanoTime}, so it never steps back when the
+ * machine's wall clock is adjusted: a test that advances it by exactly a grace period must find that period passed.
+ * Thread-safe.
+ */
 public final class MutableClock extends Clock {
+    private final Instant start = Clock.systemUTC().instant();
+    private final long startNanos = System.nanoTime();
     private final AtomicReference<Duration> offset = new AtomicReference<>(Duration.ZERO);
 
     /** Moves this clock forward by {@code amount}; never backwards. */
@@ -21,7 +28,7 @@ public final class MutableClock extends Clock {
 
     @Override
     public Instant instant() {
-        return Clock.systemUTC().instant().plus(offset.get());
+        return start.plusNanos(System.nanoTime() - startNanos).plus(offset.get());
     }
 
     @Override
