@@ -29,8 +29,9 @@ import java.util.concurrent.atomic.LongAdder;
  * while it uses the current ones ({@link StreamObjectReader}), so its next read finds them here instead of waiting for
  * the store. The cache registers each such fetch while it runs ({@link #startLoading}), so a reader that needs the
  * block meanwhile waits for it rather than fetching it again, and two readers of one object do not both fetch it.
- * Blocks fetched ahead are cached like any other, so the bound should hold a read's blocks and the read-ahead for
- * every reader catching up at once.
+ * Blocks fetched ahead and not yet read take at most half the bound ({@link #startLoading}); beyond that readers
+ * fetch their blocks as they reach them, so many readers catching up at once do not evict each other's blocks before
+ * they read them. The bound should hold a read's blocks and the read-ahead for every reader catching up at once.
  */
 public final class BlockCache {
     private record Key(String object, int block) {
@@ -71,6 +72,10 @@ public final class BlockCache {
     private final Map<Key, Decoded> blocks = new LinkedHashMap<>(16, 0.75f, true);
     /** Fetches ahead of readers still running, by block; each completes once its block is cached (or failed). */
     private final Map<Key, CompletableFuture<Void>> loading = new HashMap<>();
+    /** Blocks being fetched ahead, or fetched ahead and cached, that no reader has got yet, with their stored bytes. */
+    private final Map<Key, Integer> unread = new HashMap<>();
+    /** Stored bytes of the {@link #unread} blocks: at most half the bound. */
+    private long aheadBytes;
     private long bytes;
     private long hits;
     private long misses;
@@ -110,12 +115,14 @@ public final class BlockCache {
 
     /** The cached block, with a reference of the caller's own; null when not cached. */
     synchronized Decoded get(String object, int block) {
-        Decoded c = blocks.get(new Key(object, block));
+        Key key = new Key(object, block);
+        Decoded c = blocks.get(key);
         if (c == null) {
             misses++;
             return null;
         }
         hits++;
+        unread(key);
         c.buffer().retain();
         return c;
     }
@@ -131,27 +138,50 @@ public final class BlockCache {
     }
 
     /**
-     * Registers a fetch ahead of readers for the block and returns the future its fetcher completes (after caching
-     * the block, or on failure) through {@link #loaded}; null when the block is cached or already being fetched
-     * ahead, so nothing is to be done.
+     * Registers a fetch ahead of readers for the block of {@code length} stored bytes and returns the future its
+     * fetcher completes (after caching the block, or on failure) through {@link #loaded}; null when the block is
+     * cached or already being fetched ahead, or when blocks fetched ahead and not yet read would take more than half
+     * the cache (so that many readers catching up at once cannot fill it with blocks evicted before they are read);
+     * the reader then fetches the block when it gets there.
      */
-    synchronized CompletableFuture<Void> startLoading(String object, int block) {
+    synchronized CompletableFuture<Void> startLoading(String object, int block, int length) {
         Key key = new Key(object, block);
-        if (blocks.containsKey(key) || loading.containsKey(key)) {
+        if (blocks.containsKey(key) || loading.containsKey(key) || aheadBytes + length > maxBytes / 2) {
             return null;
         }
         CompletableFuture<Void> f = new CompletableFuture<>();
         loading.put(key, f);
+        unread.put(key, length);
+        aheadBytes += length;
         readAheads++;
         return f;
     }
 
-    /** Ends the fetch ahead registered by {@link #startLoading} and completes its future; any thread. */
+    /**
+     * Ends the fetch ahead registered by {@link #startLoading} and completes its future; any thread. A block it
+     * cached counts against the budget of blocks fetched ahead until it is first read or evicted; one it did not
+     * (the fetch failed, or the block is already gone) leaves the budget now.
+     */
     void loaded(String object, int block, CompletableFuture<Void> fetch) {
         synchronized (this) {
-            loading.remove(new Key(object, block), fetch);
+            Key key = new Key(object, block);
+            loading.remove(key, fetch);
+            if (!blocks.containsKey(key)) {
+                unread(key);
+            }
         }
         fetch.complete(null);
+    }
+
+    /**
+     * A block fetched ahead leaves the budget once: at its first read, its eviction, or the end of a fetch that did
+     * not cache it, whichever comes first. Any other block is not in it.
+     */
+    private void unread(Key key) {
+        Integer length = unread.remove(key);
+        if (length != null) {
+            aheadBytes -= length;
+        }
     }
 
     /**
@@ -170,12 +200,13 @@ public final class BlockCache {
             old.release();
         }
         bytes += size;
-        var it = blocks.values().iterator();
+        var it = blocks.entrySet().iterator();
         while (bytes > maxBytes && it.hasNext()) {
-            Decoded gone = it.next();
+            Map.Entry<Key, Decoded> gone = it.next();
             it.remove();
-            bytes -= gone.buffer().readableBytes();
-            gone.release();
+            unread(gone.getKey()); // fetched ahead for nothing: its room in the budget is free again
+            bytes -= gone.getValue().buffer().readableBytes();
+            gone.getValue().release();
         }
     }
 
@@ -189,6 +220,10 @@ public final class BlockCache {
             d.release();
         }
         blocks.clear();
+        for (int length : unread.values()) {
+            aheadBytes -= length;
+        }
+        unread.clear();
         bytes = 0;
     }
 

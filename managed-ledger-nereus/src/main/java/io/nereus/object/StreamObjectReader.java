@@ -313,9 +313,9 @@ public final class StreamObjectReader {
      * (while the index's entry counts and block lengths stay within its bounds; at most {@value #MAX_BLOCKS_AT_ONCE}
      * blocks), all at once, and, when the read looks sequential (it starts at the object's first block, or the block
      * before is cached: the reader, or another, has just been through it), {@link BlockCache#readAheadBlocks} blocks
-     * after those, for the reader's next read. Only blocks neither cached nor being fetched; none when the cache reads
-     * nothing ahead. A fetch ahead that fails is dropped: the walk then fetches the block itself and reports what
-     * fails.
+     * after those, for the reader's next read. Only blocks neither cached nor being fetched, and only while the cache's
+     * budget for blocks fetched ahead lasts ({@link BlockCache#startLoading}); none when the cache reads nothing ahead.
+     * A fetch ahead that fails is dropped: the walk then fetches the block itself and reports what fails.
      */
     private void fetchAhead(int first, int maxEntries, long maxBytes) {
         int ahead = cache.readAheadBlocks();
@@ -335,7 +335,7 @@ public final class StreamObjectReader {
             last += ahead;
         }
         for (int j = first + 1; j <= last && j < blocks.length; j++) {
-            CompletableFuture<Void> mine = cache.startLoading(name, j);
+            CompletableFuture<Void> mine = cache.startLoading(name, j, blocks[j].length());
             if (mine == null) {
                 continue;
             }

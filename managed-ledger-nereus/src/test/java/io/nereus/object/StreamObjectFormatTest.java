@@ -534,6 +534,44 @@ class StreamObjectFormatTest {
     }
 
     @Test
+    void blockCache_fetchesAheadWithinHalfItsBound_untilTheBlocksAreReadEvictedOrNotCached() {
+        BlockCache cache = new BlockCache(400, 4); // blocks fetched ahead and not yet read: at most 200 bytes
+        CompletableFuture<Void> one = cache.startLoading("o", 1, 100);
+        CompletableFuture<Void> two = cache.startLoading("o", 2, 100);
+        assertThat(one).isNotNull();
+        assertThat(two).isNotNull();
+        assertThat(cache.startLoading("o", 2, 100)).as("already being fetched").isNull();
+        assertThat(cache.startLoading("o", 3, 100)).as("beyond half the bound").isNull();
+
+        // block 1 lands and is read: its room is free again
+        BlockCache.Decoded landed = block(100);
+        cache.put("o", 1, landed);
+        landed.release();
+        cache.loaded("o", 1, one);
+        assertThat(one).isDone();
+        assertThat(cache.startLoading("o", 1, 100)).as("cached").isNull();
+        cache.get("o", 1).release();
+        CompletableFuture<Void> three = cache.startLoading("o", 3, 100);
+        assertThat(three).isNotNull();
+
+        // block 2's fetch caches nothing (it failed): its room is free at once
+        cache.loaded("o", 2, two);
+        assertThat(cache.startLoading("o", 4, 100)).isNotNull();
+        assertThat(cache.startLoading("o", 5, 100)).isNull();
+
+        // block 3 lands and is evicted before anyone reads it: free again
+        BlockCache.Decoded unread = block(100);
+        cache.put("o", 3, unread);
+        unread.release();
+        cache.loaded("o", 3, three);
+        BlockCache.Decoded large = block(400);
+        cache.put("x", 0, large); // evicts blocks 1 and 3
+        large.release();
+        assertThat(cache.blocks()).isEqualTo(1);
+        assertThat(cache.startLoading("o", 5, 100)).isNotNull();
+    }
+
+    @Test
     void blockCache_holdsOneReferencePerBlock_andNeverFreesABlockWhileASliceIsOut() {
         BlockCache cache = new BlockCache(250);
         ByteBuf first = cache.wrap(new byte[100]);

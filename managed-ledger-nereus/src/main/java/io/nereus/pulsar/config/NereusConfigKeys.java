@@ -292,13 +292,15 @@ public final class NereusConfigKeys {
 
     public static final ConfigKey<Integer> OBJECT_READ_AHEAD_BLOCKS = intKey("nereusObjectReadAheadBlocks",
             MATERIALIZER.readAheadBlocks(), "0 to 64", v -> v >= 0 && v <= 64,
-            "Blocks of an object (nereusObjectBlockBytes each) fetched into the block cache ahead of a reader that "
-                    + "goes through the object in order, such as a subscription catching up from objects, beyond the "
-                    + "blocks of its current read (which are fetched at once), so that its next read does not wait for "
-                    + "the object store. Blocks fetched ahead take room in nereusObjectBlockCacheBytes: it should hold "
-                    + "a read's blocks (the broker's dispatcherMaxReadSizeBytes) and this many more for each reader "
-                    + "catching up at the same time. 0: nothing is fetched ahead, and a read fetches its blocks one "
-                    + "after another (so too when nereusObjectBlockCacheBytes is 0).");
+            "Blocks of an object (nereusObjectBlockBytes each) fetched into the block cache ahead of a "
+                    + "reader that goes through the object in order, such as a subscription catching up from "
+                    + "objects, beyond the blocks of its current read (which are fetched at once), so that its next "
+                    + "read does not wait for the object store. Blocks fetched ahead take room in "
+                    + "nereusObjectBlockCacheBytes, at most half of it until they are read (beyond that readers "
+                    + "fetch blocks as they reach them): it should hold a read's blocks (the broker's "
+                    + "dispatcherMaxReadSizeBytes) and this many more for each reader catching up at the same time. "
+                    + "0: nothing is fetched ahead, and a read fetches its blocks one after another (so too when "
+                    + "nereusObjectBlockCacheBytes is 0).");
 
     public static final ConfigKey<Long> WAL_MIRROR_BYTES = longKey("nereusWalMirrorBytes",
             MATERIALIZER.mirrorBytes(), ">= 0", v -> v >= 0,
