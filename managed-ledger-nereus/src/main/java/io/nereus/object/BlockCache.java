@@ -141,12 +141,12 @@ public final class BlockCache {
      * Registers a fetch ahead of readers for the block of {@code length} stored bytes and returns the future its
      * fetcher completes (after caching the block, or on failure) through {@link #loaded}; null when the block is
      * cached or already being fetched ahead, or when blocks fetched ahead and not yet read would take more than half
-     * the cache (so that many readers catching up at once cannot fill it with blocks evicted before they are read);
-     * the reader then fetches the block when it gets there.
+     * the cache (so that many readers catching up at once cannot fill it with blocks evicted before they are read),
+     * or once the cache is closed; the reader then fetches the block when it gets there.
      */
     synchronized CompletableFuture<Void> startLoading(String object, int block, int length) {
         Key key = new Key(object, block);
-        if (blocks.containsKey(key) || loading.containsKey(key) || aheadBytes + length > maxBytes / 2) {
+        if (closed || blocks.containsKey(key) || loading.containsKey(key) || aheadBytes + length > maxBytes / 2) {
             return null;
         }
         CompletableFuture<Void> f = new CompletableFuture<>();
@@ -220,10 +220,8 @@ public final class BlockCache {
             d.release();
         }
         blocks.clear();
-        for (int length : unread.values()) {
-            aheadBytes -= length;
-        }
-        unread.clear();
+        unread.clear(); // fetches still running find nothing to give back when they end
+        aheadBytes = 0;
         bytes = 0;
     }
 

@@ -603,6 +603,7 @@ class StreamObjectFormatTest {
         BlockCache.Decoded late = block(50);
         cache.put("c", 0, late); // a fetch ahead landing after close: not kept
         assertThat(cache.blocks()).isZero();
+        assertThat(cache.startLoading("c", 1, 10)).as("nothing fetched ahead once closed").isNull();
         assertThat(late.buffer().refCnt()).isEqualTo(1);
         late.release();
     }

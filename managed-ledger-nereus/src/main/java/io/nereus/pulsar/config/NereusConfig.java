@@ -10,9 +10,9 @@ import static io.nereus.pulsar.config.NereusConfigKeys.MATERIALIZER_MAX_BYTES_PE
 import static io.nereus.pulsar.config.NereusConfigKeys.METADATA_ROOT;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_BLOCK_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_BLOCK_CACHE_BYTES;
-import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_READ_AHEAD_BLOCKS;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_DELETE_GRACE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_MERGE_MIN_OBJECTS;
+import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_READ_AHEAD_BLOCKS;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_DIR;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_DIRECT_IO;
 import static io.nereus.pulsar.config.NereusConfigKeys.OBJECT_STORE_TYPE;
