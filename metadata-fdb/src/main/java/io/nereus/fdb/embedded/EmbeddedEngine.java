@@ -39,10 +39,12 @@ import java.util.function.Function;
  * commit, so it forgets versions at or below the oldest read version a live transaction holds (a
  * {@link ReadPin}, taken with the read version and released when the attempt ends), not only those older
  * than the MVCC window: with many short transactions it stays the size of the last few commits instead of
- * five seconds of them. The versioned store still keeps the whole window, so reads at any version inside it
- * work as in FoundationDB. A transaction given an explicit read version already below the history's cutoff
- * (nothing pinned it) is refused at commit with 1020 {@code not_committed}, the false conflict FoundationDB
- * permits, and retried by {@code onError} at a fresh version.
+ * five seconds of them. The versioned store likewise keeps every version a live transaction holds, and of the
+ * others only the last {@code unheldVersions} (a second by default, see {@link EmbeddedFdb}): a transaction can read
+ * at its own read version for the whole window, while a key rewritten at every commit holds a second of values, not
+ * five. A transaction given an explicit read version the store was already pruned past (nothing held it) fails with
+ * 1007 {@code transaction_too_old}; one below only the history's cutoff is refused at commit with 1020
+ * {@code not_committed}, the false conflict FoundationDB permits, and retried by {@code onError} at a fresh version.
  *
  * <p><b>Failure.</b> When the durable log fails, the outcome of the commits it held is unknown (1021) and
  * the engine refuses all further work with 1000 {@code operation_failed}; reopening the directory recovers
@@ -68,6 +70,8 @@ final class EmbeddedEngine {
 
     private final Clock clock;
     private final long windowVersions;
+    /** Of the versions no live transaction holds, how many the store keeps readable (at most the window). */
+    private final long unheldVersions;
     private final VersionedStore store = new VersionedStore();
     private final ConflictHistory history = new ConflictHistory();
     private final WatchRegistry watches;
@@ -87,9 +91,14 @@ final class EmbeddedEngine {
     private long lastCommitVersion;
     private Durability durability;
 
-    EmbeddedEngine(Clock clock, long windowVersions, Executor watchExecutor) {
+    EmbeddedEngine(Clock clock, long windowVersions, long unheldVersions, Executor watchExecutor) {
+        if (unheldVersions < 0 || unheldVersions > windowVersions) {
+            throw new IllegalArgumentException("versions kept unheld must be in 0.." + windowVersions + ": "
+                    + unheldVersions);
+        }
         this.clock = clock;
         this.windowVersions = windowVersions;
+        this.unheldVersions = unheldVersions;
         this.watches = new WatchRegistry(watchExecutor);
     }
 
@@ -165,7 +174,9 @@ final class EmbeddedEngine {
         commitLock.lock();
         try {
             ReadPin pin = new ReadPin(version);
-            explicitPins.add(pin);
+            if (version >= prunedBelow) {
+                explicitPins.add(pin); // below it the transaction can neither read nor commit (1007): nothing to hold
+            }
             return pin;
         } finally {
             commitLock.unlock();
@@ -422,7 +433,11 @@ final class EmbeddedEngine {
 
     private void prune(long version) {
         long windowCutoff = version - windowVersions;
-        long cutoff = windowCutoff;
+        // Every later read version is at least the visible one; every live one is pinned.
+        long visible = visibleVersion.get();
+        long oldestPinned = oldestPinnedReadVersion(windowCutoff);
+        // the store keeps what a live transaction reads, and the last unheldVersions for explicit read versions
+        long cutoff = Math.max(windowCutoff, Math.min(visible - unheldVersions, oldestPinned));
         if (!pins.isEmpty()) {
             cutoff = Math.min(cutoff, pins.firstKey());
         }
@@ -430,8 +445,7 @@ final class EmbeddedEngine {
             prunedBelow = cutoff;
             store.prune(cutoff);
         }
-        // Every later read version is at least the visible one; every live one is pinned.
-        long needed = Math.min(visibleVersion.get(), oldestPinnedReadVersion(windowCutoff));
+        long needed = Math.min(visible, oldestPinned);
         long h = Math.max(windowCutoff, needed);
         if (h > historyCutoff) {
             historyCutoff = h;

@@ -58,6 +58,15 @@ import java.util.function.LongSupplier;
  * crash or power loss may lose the commits of the last interval, and reopening then drops the damaged end of the
  * log past the last fsync).
  *
+ * <p><b>Versions no transaction reads.</b> FoundationDB's storage servers keep every version of the five-second
+ * window, so a transaction given any read version of that window ({@code setReadVersion}) reads it. This engine keeps
+ * every version a live transaction reads (its read version is held from its first read until the attempt ends), but
+ * of the versions no live transaction holds only those of the last {@link Builder#unheldReadWindow} (one second by
+ * default): a key written at every commit would otherwise hold five seconds of values in memory (at a thousand
+ * streams, thousands of keys rewritten at each of hundreds of commits a second). A transaction given an older read
+ * version that nothing held fails, at its first read or at commit, with 1007 {@code transaction_too_old}, the
+ * retryable error FoundationDB gives a read version older than what its storage servers hold.
+ *
  * <p><b>What it does not reproduce.</b> A single node never loses track of a commit, so 1021
  * {@code commit_unknown_result} and other cluster failures only happen through
  * {@link #injectCommitFaults(CommitFault, int)}. Tenants ({@code openTenant}), blob granules
@@ -103,6 +112,7 @@ public final class EmbeddedFdb implements Database {
     public static final class Builder {
         private Path directory;
         private Duration mvccWindow = Duration.ofSeconds(5);
+        private Duration unheldReadWindow = Duration.ofSeconds(1);
         private Clock clock = Clock.systemUTC();
         private Executor executor;
         private ScheduledExecutorService timer;
@@ -129,6 +139,20 @@ public final class EmbeddedFdb implements Database {
                 throw new IllegalArgumentException("mvccWindow must be positive, was " + window);
             }
             this.mvccWindow = window;
+            return this;
+        }
+
+        /**
+         * How long a version no live transaction holds stays readable by a transaction given it explicitly
+         * ({@code setReadVersion}); one second by default, and never more than the {@link #mvccWindow}, which bounds
+         * it. A live transaction reads its own read version for the whole window whatever this is. Set it to the
+         * window for FoundationDB's behaviour, at the cost of keeping every key's values of the whole window.
+         */
+        public Builder unheldReadWindow(Duration window) {
+            if (window.isNegative()) {
+                throw new IllegalArgumentException("unheldReadWindow must be >= 0, was " + window);
+            }
+            this.unheldReadWindow = window;
             return this;
         }
 
@@ -222,7 +246,8 @@ public final class EmbeddedFdb implements Database {
         this.nanoTime = b.nanoTime;
         this.jitter = b.jitter;
         long windowVersions = b.mvccWindow.toNanos() / 1_000;
-        this.engine = new EmbeddedEngine(b.clock, windowVersions, executor);
+        long unheldVersions = Math.min(windowVersions, b.unheldReadWindow.toNanos() / 1_000);
+        this.engine = new EmbeddedEngine(b.clock, windowVersions, unheldVersions, executor);
         AutoCloseable opened = null;
         try {
             opened = b.directory == null ? startInMemory() : DurableStorage.open(b.directory,

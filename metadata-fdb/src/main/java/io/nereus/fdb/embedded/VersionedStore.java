@@ -6,8 +6,8 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 
 /**
- * The multi-version key space: for each key, the values it held at each committed version still inside the
- * MVCC window.
+ * The multi-version key space: for each key, the values it held at each committed version at or after the engine's
+ * cutoff ({@link #prune}: what live transactions read, and a short span more; see {@link EmbeddedEngine}).
  *
  * <p>Threading: one writer at a time (the commit critical section calls {@link #set}, {@link #clearRange}
  * and {@link #prune}); any number of concurrent readers. A key written once keeps its one entry in its
@@ -22,8 +22,8 @@ import java.util.NoSuchElementException;
  * leaves a key more than one entry, or only a deletion, queues the key for pruning unless it is queued already; the
  * first value of a new key is not queued, since pruning keeps it anyway. A key pruned while it still holds entries
  * above the cutoff is queued again at its newest entry's version, so a key written at every commit is pruned about
- * once per MVCC window, not at every write: each prune of a key reads its history from memory the writes of the
- * window have long left (at a thousand streams, thousands of keys a commit), and the queue holds a key, not each of
+ * once per span the engine keeps (the cutoff's distance behind the newest version), not at every write: each prune of
+ * a key reads its history from memory the writes of that span have long left (at a thousand streams, thousands of keys a commit), and the queue holds a key, not each of
  * its writes. Between its prunes a hot key's obsolete entries are dropped when its entries move to new arrays (the
  * only time they would cost room), so it holds no more than when every write pruned it.
  */
