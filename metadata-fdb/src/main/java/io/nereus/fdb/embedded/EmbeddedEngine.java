@@ -91,11 +91,8 @@ final class EmbeddedEngine {
     private long lastCommitVersion;
     private Durability durability;
 
+    /** {@code unheldVersions} is in {@code 0..windowVersions} ({@link EmbeddedFdb} bounds it by the window). */
     EmbeddedEngine(Clock clock, long windowVersions, long unheldVersions, Executor watchExecutor) {
-        if (unheldVersions < 0 || unheldVersions > windowVersions) {
-            throw new IllegalArgumentException("versions kept unheld must be in 0.." + windowVersions + ": "
-                    + unheldVersions);
-        }
         this.clock = clock;
         this.windowVersions = windowVersions;
         this.unheldVersions = unheldVersions;

@@ -23,9 +23,10 @@ import java.util.NoSuchElementException;
  * first value of a new key is not queued, since pruning keeps it anyway. A key pruned while it still holds entries
  * above the cutoff is queued again at its newest entry's version, so a key written at every commit is pruned about
  * once per span the engine keeps (the cutoff's distance behind the newest version), not at every write: each prune of
- * a key reads its history from memory the writes of that span have long left (at a thousand streams, thousands of keys a commit), and the queue holds a key, not each of
- * its writes. Between its prunes a hot key's obsolete entries are dropped when its entries move to new arrays (the
- * only time they would cost room), so it holds no more than when every write pruned it.
+ * a key reads its history from memory the writes of that span have long left (at a thousand streams, thousands of
+ * keys a commit), and the queue holds a key, not each of its writes. Between its prunes a hot key's obsolete entries
+ * are dropped when its entries move to new arrays (the only time they would cost room), so it holds no more than when
+ * every write pruned it.
  */
 final class VersionedStore {
     /**
