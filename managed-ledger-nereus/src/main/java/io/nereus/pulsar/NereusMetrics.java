@@ -128,6 +128,9 @@ final class NereusMetrics implements AutoCloseable {
         counter("wal.mirror.dropped.count", "{slice}", "WAL slices not mirrored locally for want of space, and"
                 + " mirrors given up before their slice was materialized: those slices are read from the bookies",
                 m -> m.record(s.walMirrors().droppedMirrors()));
+        counter("wal.mirror.skipped.count", "{batch}", "WAL batches not mirrored locally because every staging buffer"
+                + " of the mirrors waited for the disk: read from the bookies",
+                m -> m.record(s.walMirrors().skippedBatches()));
     }
 
     private void observeReads(StreamStorage s) {

@@ -47,7 +47,11 @@ import org.slf4j.LoggerFactory;
  * <p>Layout: the batches back to back in entry order, their offsets in memory; written in aligned pieces of
  * {@value #STAGING_BYTES} bytes through at most {@value #STAGING_BUFFERS} staging buffers, the last padded to the
  * filesystem's block. The writer's thread copies each batch into the current staging buffer and never waits: when no
- * buffer is free (the disk is behind) the slice's mirror is dropped. One thread ({@code nereus-wal-mirror}) writes,
+ * buffer is free (the disk is behind) the batch is skipped, and so is every next one until a buffer is free again;
+ * the mirror goes on with the batches after, and a read of entries that include a skipped one is read from
+ * BookKeeper (the mirror keeps the entry ids: a skipped batch still takes its id, and a batch that had filled the
+ * last free buffer when none was left for its rest leaves those bytes in the file, unread). One thread
+ * ({@code nereus-wal-mirror}) writes,
  * reads and deletes the files, in the order asked. A mirror reserves its slice's size limit when it starts, and a
  * slice whose reserve would take the mirrors' reserves past {@code maxBytes} is not mirrored (the materializer is
  * behind; mirroring it would only add disk writes). Files live in one directory, named by process
@@ -92,6 +96,7 @@ public final class SliceMirrors implements AutoCloseable {
     private final AtomicLong reserved = new AtomicLong();
     private final LongAdder bytesRead = new LongAdder();
     private final LongAdder dropped = new LongAdder();
+    private final LongAdder batchesSkipped = new LongAdder();
     private volatile boolean closed;
     /** Completes once the I/O thread has run its last task after {@link #closeAsync}. */
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
@@ -160,13 +165,15 @@ public final class SliceMirrors implements AutoCloseable {
 
     /**
      * The batches at entries {@code first..last} of slice {@code sliceId} read from its mirror, each a buffer of its
-     * own that the caller releases; null when no readable mirror holds them (read them from BookKeeper). The future
+     * own that the caller releases; null when no readable mirror holds them all (one of them skipped, say: read them
+     * from BookKeeper). The future
      * completes with null when the mirror was released or dropped before the read ran, and fails when the read does
      * (the mirror is then dropped); either way, read them from BookKeeper.
      */
     public CompletableFuture<List<ByteBuf>> read(long sliceId, long first, long last) {
         Mirror m = mirrors.get(sliceId);
-        if (m == null || !m.readable || m.dropped || first < 0 || last < first || last >= m.entries) {
+        if (m == null || !m.readable || m.dropped || first < 0 || last < first || last >= m.entries
+                || m.skips(first, last)) {
             return null;
         }
         CompletableFuture<List<ByteBuf>> out = new CompletableFuture<>();
@@ -204,7 +211,7 @@ public final class SliceMirrors implements AutoCloseable {
         }
     }
 
-    /** Bytes of batches the mirrors hold now. */
+    /** Bytes the mirrors' files hold now: the batches, and the part of a skipped batch written before it was. */
     public long bytes() {
         return bytes.get();
     }
@@ -215,11 +222,16 @@ public final class SliceMirrors implements AutoCloseable {
     }
 
     /**
-     * Slices not mirrored for want of space, and mirrors dropped before their slice was copied (a failure, a full set
-     * of staging buffers).
+     * Slices not mirrored for want of space, and mirrors dropped before their slice was copied (a failure, a batch
+     * under another entry id, a slice past its reserve).
      */
     public long droppedMirrors() {
         return dropped.sum();
+    }
+
+    /** Batches not mirrored because every staging buffer waited for the disk; read from BookKeeper. */
+    public long skippedBatches() {
+        return batchesSkipped.sum();
     }
 
     /** {@link #closeAsync}, not waiting for the files to be deleted. */
@@ -285,11 +297,15 @@ public final class SliceMirrors implements AutoCloseable {
         /** Offsets of the batches appended, and the end of the last: appended + 1 values. */
         private long[] offsets = new long[1024];
         private int appended;
+        /** Bit per entry appended: set for a skipped batch; null while none was. */
+        private long[] skips;
         // I/O thread
         private Path file;
         private FileChannel channel;
         // set on the I/O thread after the last write; index and entries are final once readable is
         private volatile long[] index;
+        /** {@link #skips} as it was at the finish; null when no entry was skipped. */
+        private volatile long[] skipBits;
         private volatile long entries;
         private volatile boolean readable;
         private volatile boolean dropped;
@@ -315,20 +331,44 @@ public final class SliceMirrors implements AutoCloseable {
                 return stop();
             }
             int n = data.readableBytes();
+            // counted before the copy, so that a drop meanwhile (which takes off what was counted) sees it
             if (counted.getAndUpdate(c -> c < 0 ? c : c + n) < 0) {
                 return stop();
             }
             bytes.addAndGet(n);
+            if (appended + 1 == offsets.length) {
+                offsets = Arrays.copyOf(offsets, offsets.length * 2);
+            }
+            int entry = appended;
+            offsets[entry] = length;
+            int left = copy(data, n);
+            if (left > 0) {
+                // a batch only part of which is in the file is skipped too; its bytes there are never read
+                if (counted.getAndUpdate(c -> c < 0 ? c : c - left) >= 0) {
+                    bytes.addAndGet(-left);
+                }
+                skip(entry);
+            }
+            appended++;
+            offsets[appended] = length;
+            return entry;
+        }
+
+        /**
+         * Copies {@code data}'s {@code n} bytes at the end of the file as far as staging buffers are free; returns how
+         * many were not (0: all copied). {@link #length} moves by what was copied, so a skipped batch's copied part
+         * ends where the last buffer it filled ends, and the next buffer starts there.
+         */
+        private int copy(ByteBuf data, int n) {
             int from = data.readerIndex();
             int left = n;
             while (left > 0) {
                 if (staging == null) {
                     staging = takeBuffer();
-                    stagingAt = length + (n - left);
                     if (staging == null) {
-                        drop("all " + STAGING_BUFFERS + " staging buffers wait for the disk");
-                        return stop();
+                        return left;
                     }
+                    stagingAt = length;
                 }
                 int chunk = Math.min(left, staging.remaining());
                 ByteBuffer dst = staging.duplicate();
@@ -337,19 +377,41 @@ public final class SliceMirrors implements AutoCloseable {
                 staging.position(staging.position() + chunk);
                 from += chunk;
                 left -= chunk;
+                length += chunk;
                 if (!staging.hasRemaining()) {
                     write(staging, stagingAt);
                     staging = null;
                 }
             }
-            if (appended + 1 == offsets.length) {
-                offsets = Arrays.copyOf(offsets, offsets.length * 2);
+            return 0;
+        }
+
+        /** Marks entry {@code entry} skipped: every staging buffer waits for the disk. */
+        private void skip(int entry) {
+            if (skips == null) {
+                skips = new long[offsets.length >> 6];
+                LOG.warn("WAL slice mirror skips batches while all {} staging buffers wait for the disk; those are"
+                        + " read from BookKeeper: slice={} firstSkippedEntry={}", STAGING_BUFFERS, sliceId, entry);
+            } else if ((entry >> 6) >= skips.length) {
+                skips = Arrays.copyOf(skips, Math.max(skips.length * 2, (entry >> 6) + 1));
             }
-            offsets[appended] = length;
-            length += n;
-            appended++;
-            offsets[appended] = length;
-            return appended - 1;
+            skips[entry >> 6] |= 1L << entry;
+            batchesSkipped.increment();
+        }
+
+        /** Whether any of entries {@code first..last} was skipped; once readable. */
+        boolean skips(long first, long last) {
+            long[] bits = skipBits;
+            if (bits == null) {
+                return false;
+            }
+            for (long e = first; e <= last; e++) {
+                int word = (int) (e >> 6);
+                if (word < bits.length && (bits[word] & 1L << e) != 0) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         /** Gives back the staging buffer of a mirror no longer written; -1. */
@@ -383,10 +445,12 @@ public final class SliceMirrors implements AutoCloseable {
                 stop();
             }
             long[] done = Arrays.copyOf(offsets, appended + 1);
+            long[] holes = skips;
             long count = appended;
             onIo(() -> {
                 if (!dropped) {
                     index = done;
+                    skipBits = holes;
                     entries = count;
                     readable = true;
                 }

@@ -17,6 +17,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -26,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The local mirrors of WAL slices on the real filesystem: what the writer's thread appends reads back byte for byte
  * once the slice is finished (batches across the staging buffers' boundaries, composite buffers, any range of
- * entries), nothing before; a slice whose reserve does not fit is not mirrored; a mirror whose entry ids went wrong,
+ * entries), nothing before; batches that find every staging buffer waiting for the disk are skipped, and only reads
+ * of them refused; a slice whose reserve does not fit is not mirrored; a mirror whose entry ids went wrong,
  * that outgrows its reserve or that is released serves nothing more and its file is deleted; files of dead processes
  * are deleted at open.
  */
@@ -143,6 +148,87 @@ class SliceMirrorsTest {
         assertThat(mirrors.droppedMirrors()).isEqualTo(1);
         await().atMost(WAIT).untilAsserted(() -> assertThat(mirrors.bytes()).isEqualTo(b.length));
         assertThat(files()).hasSize(1);
+    }
+
+    @Test
+    void disk_behind_batchesSkippedUntilABufferIsFree_theRestServed_readsOfSkippedOnesRefused() throws Exception {
+        // the mirror's I/O thread, held by the test: its staging buffers wait for it as they would for a slow disk
+        ExecutorService io = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "nereus-wal-mirror-held");
+            t.setDaemon(true);
+            return t;
+        });
+        CountDownLatch disk = new CountDownLatch(1);
+        io.execute(() -> {
+            try {
+                disk.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        EngineRuntime slowDisk = new EngineRuntime() {
+            @Override
+            public ExecutorService executor(String threadName) {
+                return io;
+            }
+
+            @Override
+            public ScheduledExecutorService scheduler(String threadName) {
+                return EngineRuntime.THREADS.scheduler(threadName);
+            }
+
+            @Override
+            public String uniqueId() {
+                return EngineRuntime.THREADS.uniqueId();
+            }
+        };
+        SliceMirrors mirrors = SliceMirrors.open(dir, 1L << 30, slowDisk);
+        opened.add(mirrors);
+        try {
+            skipWhileTheDiskIsBehind(mirrors, disk);
+        } finally {
+            disk.countDown();
+        }
+    }
+
+    private void skipWhileTheDiskIsBehind(SliceMirrors mirrors, CountDownLatch disk) throws Exception {
+        SliceMirrors.Mirror m = mirrors.start(5, 256L << 20);
+        // 33 batches fill 31.5 of the 32 buffers; the 34th fills the last and finds none for its rest
+        List<byte[]> batches = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            batches.add(bytes(1_000_000));
+        }
+        for (int i = 0; i < batches.size(); i++) {
+            assertThat(m.append(Unpooled.wrappedBuffer(batches.get(i)))).as("entry ids go on").isEqualTo(i);
+        }
+        assertThat(mirrors.skippedBatches()).as("the 34th, part of which is in the file, and the six after it")
+                .isEqualTo(7);
+        disk.countDown();
+        await().atMost(WAIT).untilAsserted(() -> assertThat(files()).singleElement()
+                .satisfies(f -> assertThat(Files.size(f)).isEqualTo(32L * SliceMirrors.STAGING_BYTES)));
+        assertThat(m.append(Unpooled.wrappedBuffer(batches.get(0)))).as("the buffers are free again").isEqualTo(40);
+        batches.add(batches.get(0));
+        for (int i = 0; i < 3; i++) {
+            batches.add(bytes(700_000 + i));
+            assertThat(m.append(Unpooled.wrappedBuffer(batches.get(batches.size() - 1)))).isEqualTo(41 + i);
+        }
+        for (int i = 0; i < batches.size(); i++) {
+            m.acked(i, i);
+        }
+        m.finish();
+        await().atMost(WAIT).until(() -> mirrorReadable(mirrors, 5));
+
+        assertThat(read(mirrors, 5, 0, 32)).containsExactlyElementsOf(batches.subList(0, 33));
+        assertThat(mirrors.read(5, 33, 33)).as("the batch only part of which was written").isNull();
+        assertThat(mirrors.read(5, 30, 35)).as("a range over skipped batches").isNull();
+        assertThat(mirrors.read(5, 39, 40)).isNull();
+        assertThat(read(mirrors, 5, 40, 43)).as("the batches after the skipped ones, where the file goes on")
+                .containsExactlyElementsOf(batches.subList(40, 44));
+        assertThat(mirrors.skippedBatches()).isEqualTo(7);
+        assertThat(mirrors.droppedMirrors()).as("skipping is not dropping").isZero();
+        long held = 33_000_000L + (32L * SliceMirrors.STAGING_BYTES - 33_000_000L) + 1_000_000L + 3 * 700_000L + 3;
+        assertThat(mirrors.bytes()).as("the file: 33 batches, the skipped one's first part, and four after")
+                .isEqualTo(held);
     }
 
     @Test
