@@ -211,7 +211,7 @@ public final class SliceMirrors implements AutoCloseable {
         }
     }
 
-    /** Bytes the mirrors' files hold now: the batches, and the part of a skipped batch written before it was. */
+    /** Bytes the mirrors' files hold now: their batches, and the first part of any batch skipped partway. */
     public long bytes() {
         return bytes.get();
     }
