@@ -270,7 +270,10 @@ public final class SliceMirrors implements AutoCloseable {
     private ByteBuffer takeBuffer() {
         ByteBuffer b = freeBuffers.poll();
         if (b == null && buffersMade.getAndUpdate(n -> n < STAGING_BUFFERS ? n + 1 : n) < STAGING_BUFFERS) {
-            b = ByteBuffer.allocateDirect(STAGING_BYTES + alignment).alignedSlice(alignment);
+            // exactly STAGING_BYTES: an aligned slice of the larger buffer holds up to one alignment more when the
+            // allocation happens to start aligned, and the file's pieces would then not all be STAGING_BYTES
+            b = ByteBuffer.allocateDirect(STAGING_BYTES + alignment).alignedSlice(alignment).limit(STAGING_BYTES)
+                    .slice();
         }
         return b == null ? null : b.clear();
     }
