@@ -334,22 +334,18 @@ public final class SliceMirrors implements AutoCloseable {
                 return stop();
             }
             int n = data.readableBytes();
-            // counted before the copy, so that a drop meanwhile (which takes off what was counted) sees it
-            if (counted.getAndUpdate(c -> c < 0 ? c : c + n) < 0) {
-                return stop();
-            }
-            bytes.addAndGet(n);
             if (appended + 1 == offsets.length) {
                 offsets = Arrays.copyOf(offsets, offsets.length * 2);
             }
             int entry = appended;
             offsets[entry] = length;
-            int left = copy(data, n);
-            if (left > 0) {
+            int copied = n - copy(data, n);
+            // what the file holds; not once a drop has taken off what was counted
+            if (counted.getAndUpdate(c -> c < 0 ? c : c + copied) >= 0) {
+                bytes.addAndGet(copied);
+            }
+            if (copied < n) {
                 // a batch only part of which is in the file is skipped too; its bytes there are never read
-                if (counted.getAndUpdate(c -> c < 0 ? c : c - left) >= 0) {
-                    bytes.addAndGet(-left);
-                }
                 skip(entry);
             }
             appended++;
