@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 /**
  * The stored form of a {@link WalBatch}: the bytes of one BookKeeper entry of a WAL slice.
@@ -106,9 +105,7 @@ public final class WalBatchCodec {
                 }
                 sectionStart = Math.addExact(sectionStart, bytes);
             }
-            CRC32C crc = new CRC32C();
-            Crc32c.update(crc, head);
-            int batchCrc = (int) crc.getValue();
+            int batchCrc = Crc32c.update(0, head);
             out.addComponent(true, head); // the composite counts what a component holds when it is added
             head = null;
             for (WalSection s : batch.sections()) {
@@ -172,13 +169,12 @@ public final class WalBatchCodec {
         if (version != VERSION) {
             throw corrupt(Check.UNKNOWN_VERSION, null, "version", (int) version, "supported", (int) VERSION);
         }
-        CRC32C crc = new CRC32C();
-        Crc32c.update(crc, b.slice(0, length - TRAILER_BYTES));
+        int computed = Crc32c.update(0, b.slice(0, length - TRAILER_BYTES));
         int stored = b.getInt(length - TRAILER_BYTES);
-        if ((int) crc.getValue() != stored) {
+        if (computed != stored) {
             // truncated or corrupt
             throw corrupt(Check.CHECKSUM_MISMATCH, null, "stored", Integer.toHexString(stored),
-                    "computed", Integer.toHexString((int) crc.getValue()));
+                    "computed", Integer.toHexString(computed));
         }
         try {
             b.readerIndex(6);
@@ -263,6 +259,6 @@ public final class WalBatchCodec {
 
     /** True when the section's payload bytes have the CRC32C {@code expected}. */
     public static boolean verifySection(WalSection section, Checksum expected) {
-        return WalSection.of(section.stream(), section.firstOffset(), section.entries()).checksum().equals(expected);
+        return Checksum.crc32c(WalSection.crcOf(section.entries())).equals(expected);
     }
 }

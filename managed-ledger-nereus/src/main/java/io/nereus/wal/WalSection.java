@@ -31,11 +31,16 @@ public record WalSection(StreamId stream, long firstOffset, List<AppendEntry> en
 
     /** A section of {@code entries} with the checksum computed from their payloads (each byte read once). */
     public static WalSection of(StreamId stream, long firstOffset, List<AppendEntry> entries) {
-        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        return new WalSection(stream, firstOffset, entries, Checksum.crc32c(crcOf(entries)));
+    }
+
+    /** The CRC32C of the payloads of {@code entries}, back to back. */
+    static int crcOf(List<AppendEntry> entries) {
+        int crc = 0;
         for (AppendEntry e : entries) {
-            Crc32c.update(crc, e.payload());
+            crc = Crc32c.update(crc, e.payload());
         }
-        return new WalSection(stream, firstOffset, entries, Checksum.crc32c(crc.getValue()));
+        return crc;
     }
 
     /** The offsets the section covers. */

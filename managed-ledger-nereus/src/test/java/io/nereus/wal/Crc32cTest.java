@@ -42,9 +42,11 @@ class Crc32cTest {
         composite.setIndex(10, 990);
         try {
             for (ByteBuf b : new ByteBuf[] {heap, direct, composite}) {
-                CRC32C c = new CRC32C();
-                Crc32c.update(c, b);
-                assertThat((int) c.getValue()).as(b.getClass().getSimpleName()).isEqualTo(expected);
+                assertThat(Crc32c.update(0, b)).as(b.getClass().getSimpleName()).isEqualTo(expected);
+                // going on from the CRC32C of a first part gives the whole's
+                int first = Crc32c.update(0, b.slice(10, 300));
+                assertThat(Crc32c.update(first, b.slice(310, 680))).as(b.getClass().getSimpleName() + ", in two parts")
+                        .isEqualTo(expected);
                 assertThat(b.readerIndex()).isEqualTo(10);
                 assertThat(b.writerIndex()).isEqualTo(990);
             }
