@@ -106,6 +106,61 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
     }
 
     /**
+     * A run's earlier sections added one at a time straight into the arrays a target holds them in, checked as
+     * {@link Section} checks them, with no {@link Section} or {@link Checksum} built: for the decoder of stored runs,
+     * which reads the generation-0 records of whole slices (a materializer's pass, a collection) and whose section
+     * objects were otherwise garbage as soon as the target copied them.
+     */
+    public static final class EarlierSections {
+        private final Sections sections;
+        private int added;
+
+        /** Room for exactly {@code count} sections ({@code 0 <= count < MAX_SECTIONS}), all to be added. */
+        public EarlierSections(int count) {
+            if (count < 0 || count >= MAX_SECTIONS) {
+                throw new IllegalArgumentException("a WAL target lists at most " + MAX_SECTIONS + " sections, not "
+                        + (count + 1));
+            }
+            sections = count == 0 ? Sections.EMPTY : new Sections(count);
+        }
+
+        /** Adds the next section, as {@code new Section(entryId, positionInBatch, endOffset, new Checksum(...))}. */
+        public EarlierSections add(long entryId, int positionInBatch, long endOffset, ChecksumType type,
+                long checksumValue) {
+            Objects.requireNonNull(type, "type");
+            if (checksumValue < 0 || checksumValue > type.maxValue()) {
+                throw new IllegalArgumentException(type + " checksum value out of range: " + checksumValue);
+            }
+            if (entryId < 0) {
+                throw new IllegalArgumentException("WAL entry id must be >= 0: " + entryId);
+            }
+            if (positionInBatch < 0) {
+                throw new IllegalArgumentException("position in WAL batch must be >= 0: " + positionInBatch);
+            }
+            if (endOffset <= 0) {
+                throw new IllegalArgumentException("WAL section end offset must be > 0: " + endOffset);
+            }
+            int i = added;
+            Objects.checkIndex(i, sections.size());
+            sections.entryIds[i] = entryId;
+            sections.positions[i] = positionInBatch;
+            sections.ends[i] = endOffset;
+            sections.types[i] = type;
+            sections.values[i] = checksumValue;
+            added = i + 1;
+            return this;
+        }
+
+        /** The sections added, for {@link WalTarget#WalTarget}'s {@code earlier}; all of them must have been. */
+        public List<Section> toList() {
+            if (added != sections.size()) {
+                throw new IllegalStateException(added + " of " + sections.size() + " earlier sections added");
+            }
+            return sections;
+        }
+    }
+
+    /**
      * Earlier sections as five arrays: an immutable list (nulls refused, as {@link List#copyOf}) that builds each
      * {@link Section} when asked for it, and equals any list of the same sections. Every target's {@code earlier} is
      * one.

@@ -103,6 +103,38 @@ class ValueTypesTest {
     }
 
     @Test
+    void walTargetEarlierSections_holdWhatSectionsWould_andCheckAsTheyDo() {
+        List<WalTarget.Section> sections = List.of(
+                new WalTarget.Section(3, 0, 10, Checksum.crc32c(0xFFFF_FFFFL)),
+                new WalTarget.Section(5, 7, 11, Checksum.crc32c(0)),
+                new WalTarget.Section(1000, Integer.MAX_VALUE, Long.MAX_VALUE - 5, CRC));
+        WalTarget.EarlierSections added = new WalTarget.EarlierSections(3);
+        for (WalTarget.Section s : sections) {
+            added.add(s.entryId(), s.positionInBatch(), s.endOffset(), s.checksum().type(), s.checksum().value());
+        }
+        assertThat(new WalTarget(12, 2000, 2, added.toList())).isEqualTo(new WalTarget(12, 2000, 2, sections));
+        assertThat(new WalTarget.EarlierSections(0).toList()).isEmpty();
+
+        WalTarget.EarlierSections one = new WalTarget.EarlierSections(1);
+        assertThatThrownBy(one::toList).isInstanceOf(IllegalStateException.class).hasMessageContaining("0 of 1");
+        assertThatThrownBy(() -> one.add(-1, 0, 10, ChecksumType.CRC32C, 0)).hasMessageContaining("entry id");
+        assertThatThrownBy(() -> one.add(1, -1, 10, ChecksumType.CRC32C, 0)).hasMessageContaining("position");
+        assertThatThrownBy(() -> one.add(1, 0, 0, ChecksumType.CRC32C, 0)).hasMessageContaining("end offset");
+        assertThatThrownBy(() -> one.add(1, 0, 10, ChecksumType.CRC32C, 1L << 32)).hasMessageContaining("out of range");
+        assertThatThrownBy(() -> one.add(1, 0, 10, null, 0)).isInstanceOf(NullPointerException.class);
+        one.add(1, 0, 10, ChecksumType.CRC32C, 0);
+        assertThatThrownBy(() -> one.add(2, 0, 11, ChecksumType.CRC32C, 0))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> new WalTarget.EarlierSections(WalTarget.MAX_SECTIONS)).hasMessageContaining("at most");
+        assertThatThrownBy(() -> new WalTarget.EarlierSections(-1)).hasMessageContaining("at most");
+        // the order checks stay the target's
+        WalTarget.EarlierSections backwards = new WalTarget.EarlierSections(2)
+                .add(5, 0, 10, ChecksumType.CRC32C, 0).add(4, 0, 11, ChecksumType.CRC32C, 0);
+        assertThatThrownBy(() -> new WalTarget(1, 9, 3, backwards.toList()))
+                .hasMessageContaining("increasing entry order");
+    }
+
+    @Test
     void objectTarget_rangeMustFitObject() {
         assertThat(new ObjectTarget("k", 20, 100, 120, "v").byteLength()).isEqualTo(100);
         assertThatThrownBy(() -> new ObjectTarget("k", 21, 100, 120, "v")).hasMessageContaining("exceeds object size");

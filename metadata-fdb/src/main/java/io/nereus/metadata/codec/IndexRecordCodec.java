@@ -370,7 +370,7 @@ public final class IndexRecordCodec {
         if (n < 1) {
             throw r.invalid("a WAL run has earlier sections", "sections", n);
         }
-        List<WalTarget.Section> earlier = new ArrayList<>(n);
+        WalTarget.EarlierSections earlier = r.build(() -> new WalTarget.EarlierSections(n));
         long sectionStart = start;
         for (int i = 0; i < n; i++) {
             long entry = r.varint("WAL run section entryId");
@@ -385,8 +385,8 @@ public final class IndexRecordCodec {
             }
             long end = sectionStart + offsets;
             sectionStart = end;
-            earlier.add(r.build(() -> new WalTarget.Section(entry, pos, end, new Checksum(type, value))));
+            r.build(() -> earlier.add(entry, pos, end, type, value));
         }
-        return r.build(() -> new WalTarget(last.sliceId(), last.entryId(), last.positionInBatch(), earlier));
+        return r.build(() -> new WalTarget(last.sliceId(), last.entryId(), last.positionInBatch(), earlier.toList()));
     }
 }
