@@ -301,6 +301,16 @@ class StreamObjectFormatTest {
                         changed[changed.length - 1] ^= 1;
                         assertThat(b.sameEntry(i, new StreamEntry(expected.get(i).range(), changed))).isFalse();
                     }
+                    // a payload in direct memory, not an array, compares the same way
+                    ByteBuf direct = UnpooledByteBufAllocator.DEFAULT.directBuffer(Math.max(1, read.get(i).size()))
+                            .writeBytes(read.get(i).bytes());
+                    StreamEntry inDirect = new StreamEntry(read.get(i).range(), direct);
+                    assertThat(b.sameEntry(i, inDirect)).isTrue();
+                    if (direct.writerIndex() > 0) {
+                        direct.setByte(0, direct.getByte(0) ^ 1);
+                        assertThat(b.sameEntry(i, inDirect)).isFalse();
+                    }
+                    inDirect.release();
                 }
                 StreamEntry.releaseAll(read);
                 assertThatThrownBy(() -> b.add(other.get(0))).isInstanceOf(IllegalStateException.class);
