@@ -105,6 +105,21 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
         return ((Sections) earlier).end(i);
     }
 
+    /** The position in its batch of earlier section {@code i}, without building the section. */
+    public int earlierPosition(int i) {
+        return ((Sections) earlier).position(i);
+    }
+
+    /** The checksum type of earlier section {@code i}, without building the section. */
+    public ChecksumType earlierChecksumType(int i) {
+        return ((Sections) earlier).type(i);
+    }
+
+    /** The checksum value of earlier section {@code i}, without building the section. */
+    public long earlierChecksumValue(int i) {
+        return ((Sections) earlier).value(i);
+    }
+
     /**
      * A run's earlier sections added one at a time straight into the arrays a target holds them in, checked as
      * {@link Section} checks them, with no {@link Section} or {@link Checksum} built: for the decoder of stored runs,
@@ -209,6 +224,18 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
 
         long end(int i) {
             return ends[i];
+        }
+
+        int position(int i) {
+            return positions[i];
+        }
+
+        ChecksumType type(int i) {
+            return types[i];
+        }
+
+        long value(int i) {
+            return values[i];
         }
 
         @Override

@@ -84,6 +84,12 @@ class ValueTypesTest {
         assertThatThrownBy(() -> t.sectionEntryId(-1)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThat(t.earlierEnd(0)).isEqualTo(10);
         assertThat(t.earlierEnd(2)).isEqualTo(Long.MAX_VALUE - 5);
+        assertThat(t.earlierPosition(1)).isEqualTo(7);
+        assertThat(t.earlierPosition(2)).isEqualTo(Integer.MAX_VALUE);
+        assertThat(t.earlierChecksumType(0)).isEqualTo(ChecksumType.CRC32C);
+        assertThat(t.earlierChecksumValue(0)).isEqualTo(0xFFFF_FFFFL);
+        assertThat(t.earlierChecksumValue(2)).isEqualTo(CRC.value());
+        assertThatThrownBy(() -> t.earlierPosition(3)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThatThrownBy(() -> t.earlier().get(3)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThatThrownBy(() -> t.earlierEnd(3)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThatThrownBy(() -> t.earlier().add(t.earlier().get(0))).isInstanceOf(UnsupportedOperationException.class);

@@ -92,17 +92,20 @@ public final class IndexRecordCodec {
         w.u8(c.type().code()).unsigned(c.value(), c.type().width());
         w.i64(rec.entryCount()).i64(rec.bytes()).i64(rec.metadataVersion());
         if (run) {
+            // the sections read from the target's arrays, none built
             WalTarget wal = (WalTarget) t;
-            w.varint(wal.earlier().size());
+            int n = wal.earlier().size();
+            w.varint(n);
             long start = rec.range().start();
-            for (WalTarget.Section s : wal.earlier()) {
-                if (s.checksum().type() != c.type()) {
+            for (int i = 0; i < n; i++) {
+                if (wal.earlierChecksumType(i) != c.type()) {
                     throw new IllegalArgumentException("the sections of a WAL run share the record's checksum type "
-                            + c.type() + ": " + s);
+                            + c.type() + ": " + wal.earlier().get(i));
                 }
-                w.varint(s.entryId()).varint(s.positionInBatch()).varint(s.endOffset() - start)
-                        .unsigned(s.checksum().value(), width);
-                start = s.endOffset();
+                long end = wal.earlierEnd(i);
+                w.varint(wal.sectionEntryId(i)).varint(wal.earlierPosition(i)).varint(end - start)
+                        .unsigned(wal.earlierChecksumValue(i), width);
+                start = end;
             }
         }
         return FdbLimits.checkValue(WHAT, w.toByteArray());
@@ -113,11 +116,13 @@ public final class IndexRecordCodec {
         if (wal.earlier().isEmpty()) {
             return 0;
         }
-        int n = ValueWriter.varintSize(wal.earlier().size());
-        for (WalTarget.Section s : wal.earlier()) {
-            n += ValueWriter.varintSize(s.entryId()) + ValueWriter.varintSize(s.positionInBatch())
-                    + ValueWriter.varintSize(s.endOffset() - start) + width;
-            start = s.endOffset();
+        int sections = wal.earlier().size();
+        int n = ValueWriter.varintSize(sections);
+        for (int i = 0; i < sections; i++) {
+            long end = wal.earlierEnd(i);
+            n += ValueWriter.varintSize(wal.sectionEntryId(i)) + ValueWriter.varintSize(wal.earlierPosition(i))
+                    + ValueWriter.varintSize(end - start) + width;
+            start = end;
         }
         return n;
     }
