@@ -43,7 +43,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -770,10 +769,16 @@ public final class Materializer implements AutoCloseable {
         /** Where the entries of the streams in {@link #spilled} wait for their objects; null when none does. */
         final SliceSpill spill;
         final Set<StreamId> spilled;
-        final Map<StreamId, Buffer> buffers = new LinkedHashMap<>();
+        /**
+         * Per stream, by its number in the plan ({@link SlicePlan#streamAt}): the buffer its entries go to now, and
+         * whether it broke; looked up for every section copied (hundreds of thousands in a slice of a thousand
+         * streams), where maps keyed by stream cost a hash and an equality check of a stream object each.
+         */
+        final Buffer[] buffers;
+        final boolean[] broken;
+        int brokenStreams;
         /** Every buffer this pass made, closed when it ends (publication closes those it publishes before). */
         final List<Buffer> created = new ArrayList<>();
-        final Set<StreamId> broken = new HashSet<>();
         boolean allDone = true;
 
         SliceCopy(long sliceId, SlicePlan plan, SliceSpill spill, Set<StreamId> spilled) {
@@ -781,18 +786,25 @@ public final class Materializer implements AutoCloseable {
             this.plan = plan;
             this.spill = spill;
             this.spilled = spilled;
+            this.buffers = new Buffer[plan.streamCount()];
+            this.broken = new boolean[plan.streamCount()];
         }
 
         CompletableFuture<Boolean> run() {
             long first = plan.firstEntry();
             return next(first, read(first)).thenComposeAsync(ignored -> {
-                List<Buffer> rest = new ArrayList<>(buffers.values());
-                buffers.clear();
+                List<Buffer> rest = new ArrayList<>();
+                for (int n = 0; n < buffers.length; n++) {
+                    if (buffers[n] != null) {
+                        rest.add(buffers[n]);
+                        buffers[n] = null;
+                    }
+                }
                 return publishAll(rest);
             }, exec).whenComplete((ok, error) -> {
                 // published buffers closed themselves; these are the ones a failure left unpublished
                 created.forEach(Buffer::close);
-            }).thenApply(ignored -> allDone && broken.isEmpty());
+            }).thenApply(ignored -> allDone && brokenStreams == 0);
         }
 
         /** The span of needed entries from {@code first}, requested in one read. */
@@ -855,10 +867,11 @@ public final class Materializer implements AutoCloseable {
         /** Copies the needed sections of {@code batch} (valid during the call) into their streams' buffers. */
         private void take(long entryId, WalBatch batch, List<Buffer> full) {
             for (int i = plan.from(entryId), to = plan.to(entryId); i < to; i++) {
-                IndexRecord record = plan.recordAt(i);
-                if (broken.contains(record.stream())) {
+                int stream = plan.streamAt(i);
+                if (broken[stream]) {
                     continue;
                 }
+                IndexRecord record = plan.recordAt(i);
                 WalSectionRef section = plan.sectionAt(i);
                 List<StreamEntry> read;
                 try {
@@ -867,51 +880,62 @@ public final class Materializer implements AutoCloseable {
                     LOG.error("WAL section unusable, not materialized (reads fall back as for any read): slice={}"
                             + " entry={} stream={} range={} {}", sliceId, entryId, record.stream(), section.range(),
                             e.context());
-                    brokenAt(record.stream(), full);
+                    brokenAt(stream, full);
                     continue;
                 }
                 try {
-                    takeSection(record, section, plan.firstOfRecord(i), plan.lastOfRecord(i), read, entryId, full);
+                    takeSection(record, stream, section, plan.firstOfRecord(i), plan.lastOfRecord(i), read, entryId,
+                            full);
                 } finally {
                     StreamEntry.releaseAll(read);
                 }
             }
         }
 
-        private void takeSection(IndexRecord record, WalSectionRef section, boolean first, boolean last,
+        /** Copies a section of {@code record}, of the stream numbered {@code stream} in the plan. */
+        private void takeSection(IndexRecord record, int stream, WalSectionRef section, boolean first, boolean last,
                 List<StreamEntry> read, long entryId, List<Buffer> full) {
-            StreamId stream = record.stream();
-            Buffer b = buffers.get(stream);
+            Buffer b = buffers[stream];
             if (first) {
                 if (b != null && (b.end != record.range().start() || !b.isEmpty()
                         && (b.bytes + record.bytes() > config.objectTargetBytes()
                         || b.sources.size() >= PublicationRequest.MAX_SOURCES))) {
-                    full.add(buffers.remove(stream));
+                    full.add(b);
+                    buffers[stream] = null;
                     b = null;
                 }
                 if (b == null) {
-                    b = new Buffer(stream, spilled.contains(stream) ? spill : null);
+                    StreamId id = plan.stream(stream);
+                    b = new Buffer(id, spilled.contains(id) ? spill : null);
                     created.add(b);
-                    buffers.put(stream, b);
+                    buffers[stream] = b;
                 }
             }
             if (b == null || !b.addSection(record, section, first, last, read, clock.millis())) {
                 LOG.error("WAL section out of order, stream not materialized in this pass: slice={} entry={}"
-                        + " stream={} range={}", sliceId, entryId, stream, section.range());
+                        + " stream={} range={}", sliceId, entryId, plan.stream(stream), section.range());
                 brokenAt(stream, full);
                 return;
             }
             if (last && b.bytes >= config.objectTargetBytes()) {
-                full.add(buffers.remove(stream));
+                full.add(b);
+                buffers[stream] = null;
             }
         }
 
-        /** Stops copying {@code stream} in this pass; its whole records read so far are still published. */
-        private void brokenAt(StreamId stream, List<Buffer> full) {
-            broken.add(stream);
-            Buffer b = buffers.remove(stream);
+        /**
+         * Stops copying the stream numbered {@code stream} in this pass; its whole records read so far are still
+         * published.
+         */
+        private void brokenAt(int stream, List<Buffer> full) {
+            if (!broken[stream]) {
+                broken[stream] = true;
+                brokenStreams++;
+            }
+            Buffer b = buffers[stream];
             if (b != null) {
                 full.add(b);
+                buffers[stream] = null;
             }
         }
 

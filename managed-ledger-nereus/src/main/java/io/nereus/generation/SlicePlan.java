@@ -1,10 +1,14 @@
 package io.nereus.generation;
 
 import io.nereus.metadata.IndexRecord;
+import io.nereus.metadata.StreamId;
 import io.nereus.metadata.WalSectionRef;
 import io.nereus.metadata.WalTarget;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The WAL sections one pass of the {@link Materializer} copies out of a slice, in entry order: for each, the
@@ -26,13 +30,20 @@ final class SlicePlan {
     private final int[] record;
     /** Per section, in entry order: its index in its record's run ({@link IndexRecord#walSection}). */
     private final byte[] section;
+    /** Per record: the number of its stream ({@link #streamAt}). */
+    private final int[] streamOf;
+    /** The streams by number. */
+    private final StreamId[] streams;
 
-    private SlicePlan(IndexRecord[] records, long[] entries, int[] firstOf, int[] record, byte[] section) {
+    private SlicePlan(IndexRecord[] records, long[] entries, int[] firstOf, int[] record, byte[] section,
+            int[] streamOf, StreamId[] streams) {
         this.records = records;
         this.entries = entries;
         this.firstOf = firstOf;
         this.record = record;
         this.section = section;
+        this.streamOf = streamOf;
+        this.streams = streams;
     }
 
     /**
@@ -86,7 +97,21 @@ final class SlicePlan {
                 section[at] = (byte) s;
             }
         }
-        return new SlicePlan(recs, entries, firstOf, record, section);
+        // the streams numbered in the order first met, so that a copy keeps its per-stream state in arrays
+        int[] streamOf = new int[recs.length];
+        Map<StreamId, Integer> numbers = new HashMap<>();
+        List<StreamId> streams = new ArrayList<>();
+        for (int r = 0; r < recs.length; r++) {
+            Integer n = numbers.get(recs[r].stream());
+            if (n == null) {
+                n = streams.size();
+                numbers.put(recs[r].stream(), n);
+                streams.add(recs[r].stream());
+            }
+            streamOf[r] = n;
+        }
+        return new SlicePlan(recs, entries, firstOf, record, section, streamOf,
+                streams.toArray(new StreamId[0]));
     }
 
     boolean isEmpty() {
@@ -125,6 +150,24 @@ final class SlicePlan {
     /** The record listing the {@code i}-th section in plan order. */
     IndexRecord recordAt(int i) {
         return records[record[i]];
+    }
+
+    /**
+     * The number of the stream of the {@code i}-th section in plan order: streams are numbered from 0, in the order
+     * their first records were given, below {@link #streamCount}.
+     */
+    int streamAt(int i) {
+        return streamOf[record[i]];
+    }
+
+    /** How many streams the plan's records are of. */
+    int streamCount() {
+        return streams.length;
+    }
+
+    /** The stream numbered {@code n}. */
+    StreamId stream(int n) {
+        return streams[n];
     }
 
     /** The {@code i}-th section in plan order. */

@@ -79,6 +79,7 @@ class SlicePlanTest {
         assertThat(plan.needs(0)).isFalse();
         assertThat(plan.entryAfter(-1)).isEqualTo(-1);
         assertThat(plan.from(3)).isEqualTo(plan.to(3));
+        assertThat(plan.streamCount()).isZero();
     }
 
     private static void check(List<IndexRecord> records) {
@@ -94,6 +95,12 @@ class SlicePlanTest {
         }
         SlicePlan plan = SlicePlan.of(records);
         assertThat(plan.size()).isEqualTo(total);
+        // streams numbered in the order their first records come
+        List<StreamId> firstMet = records.stream().map(IndexRecord::stream).distinct().toList();
+        assertThat(plan.streamCount()).isEqualTo(firstMet.size());
+        for (int n = 0; n < firstMet.size(); n++) {
+            assertThat(plan.stream(n)).isEqualTo(firstMet.get(n));
+        }
         assertThat(plan.isEmpty()).isEqualTo(model.isEmpty());
         if (!model.isEmpty()) {
             assertThat(plan.firstEntry()).isEqualTo(model.firstKey());
@@ -108,6 +115,7 @@ class SlicePlanTest {
             for (int i = plan.from(e); i < plan.to(e); i++) {
                 listed.add(new Listed(plan.recordAt(i), plan.sectionAt(i), plan.firstOfRecord(i),
                         plan.lastOfRecord(i)));
+                assertThat(plan.stream(plan.streamAt(i))).isEqualTo(plan.recordAt(i).stream());
             }
             assertThat(listed).as("sections of entry %s", e).hasSize(expected.size());
             for (int i = 0; i < expected.size(); i++) {
