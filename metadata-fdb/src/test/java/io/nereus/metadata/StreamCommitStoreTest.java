@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.tuple;
 import io.nereus.error.ErrorCode;
 import io.nereus.fdb.embedded.CommitFault;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -172,6 +173,37 @@ class StreamCommitStoreTest {
         await(streams.commit(List.of(append(s, e, 4, 5, 1, 1, 0)), 1));
         assertThat(await(streams.head(s)).orElseThrow().commitVersion()).isEqualTo(2);
         assertThat(await(index.indexRecords(s, ReadView.COMMITTED))).hasSize(2);
+    }
+
+    @Test
+    void commitReads_completeTogether_inOrderOutOfOrderOrFailing() {
+        // in the order issued, as the embedded engine completes them: done once the last is
+        List<CompletableFuture<byte[]>> reads = List.of(new CompletableFuture<>(), new CompletableFuture<>(),
+                new CompletableFuture<>());
+        CompletableFuture<Void> all = StreamCommitStore.allCompleted(reads);
+        reads.get(0).complete(new byte[1]);
+        reads.get(1).complete(null);
+        assertThat(all).isNotDone();
+        reads.get(2).complete(new byte[2]);
+        assertThat(all).isCompleted();
+        // the last first, as a cluster may: not done before the others are
+        List<CompletableFuture<byte[]>> late = List.of(new CompletableFuture<>(), new CompletableFuture<>());
+        CompletableFuture<Void> waiting = StreamCommitStore.allCompleted(late);
+        late.get(1).complete(null);
+        assertThat(waiting).isNotDone();
+        late.get(0).complete(null);
+        assertThat(waiting).isCompleted();
+        // a failed read fails it, whether it is the last or not, and only once every read has completed
+        for (int failing = 0; failing < 2; failing++) {
+            List<CompletableFuture<byte[]>> some = List.of(new CompletableFuture<>(), new CompletableFuture<>());
+            CompletableFuture<Void> failed = StreamCommitStore.allCompleted(some);
+            some.get(failing).completeExceptionally(new IllegalStateException("read " + failing));
+            assertThat(failed).isNotDone();
+            some.get(1 - failing).complete(null);
+            assertThat(failed).isCompletedExceptionally();
+            int which = failing;
+            assertThatThrownBy(failed::join).hasRootCauseMessage("read " + which);
+        }
     }
 
     @Test
