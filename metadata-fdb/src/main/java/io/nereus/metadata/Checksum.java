@@ -12,6 +12,11 @@ import java.util.zip.CRC32C;
  */
 public record Checksum(ChecksumType type, long value) {
     public Checksum {
+        check(type, value);
+    }
+
+    /** Refuses a checksum this record may not hold. */
+    static void check(ChecksumType type, long value) {
         Objects.requireNonNull(type, "type");
         if (value < 0 || value > type.maxValue()) {
             throw new IllegalArgumentException(type + " checksum value out of range: " + value);

@@ -142,19 +142,8 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
         /** Adds the next section, as {@code new Section(entryId, positionInBatch, endOffset, new Checksum(...))}. */
         public EarlierSections add(long entryId, int positionInBatch, long endOffset, ChecksumType type,
                 long checksumValue) {
-            Objects.requireNonNull(type, "type");
-            if (checksumValue < 0 || checksumValue > type.maxValue()) {
-                throw new IllegalArgumentException(type + " checksum value out of range: " + checksumValue);
-            }
-            if (entryId < 0) {
-                throw new IllegalArgumentException("WAL entry id must be >= 0: " + entryId);
-            }
-            if (positionInBatch < 0) {
-                throw new IllegalArgumentException("position in WAL batch must be >= 0: " + positionInBatch);
-            }
-            if (endOffset <= 0) {
-                throw new IllegalArgumentException("WAL section end offset must be > 0: " + endOffset);
-            }
+            Checksum.check(type, checksumValue);
+            Section.check(entryId, positionInBatch, endOffset);
             int i = added;
             Objects.checkIndex(i, sections.size());
             sections.entryIds[i] = entryId;
@@ -261,6 +250,11 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
     public record Section(long entryId, int positionInBatch, long endOffset, Checksum checksum) {
         public Section {
             Objects.requireNonNull(checksum, "checksum");
+            check(entryId, positionInBatch, endOffset);
+        }
+
+        /** Refuses what a section may not hold. */
+        static void check(long entryId, int positionInBatch, long endOffset) {
             if (entryId < 0) {
                 throw new IllegalArgumentException("WAL entry id must be >= 0: " + entryId);
             }
