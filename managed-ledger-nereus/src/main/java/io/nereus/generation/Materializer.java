@@ -776,7 +776,6 @@ public final class Materializer implements AutoCloseable {
          */
         final Buffer[] buffers;
         final boolean[] broken;
-        int brokenStreams;
         /** Every buffer this pass made, closed when it ends (publication closes those it publishes before). */
         final List<Buffer> created = new ArrayList<>();
         boolean allDone = true;
@@ -804,7 +803,17 @@ public final class Materializer implements AutoCloseable {
             }, exec).whenComplete((ok, error) -> {
                 // published buffers closed themselves; these are the ones a failure left unpublished
                 created.forEach(Buffer::close);
-            }).thenApply(ignored -> allDone && brokenStreams == 0);
+            }).thenApply(ignored -> allDone && noneBroke());
+        }
+
+        /** Whether every stream of the pass was copied to its end. */
+        private boolean noneBroke() {
+            for (boolean b : broken) {
+                if (b) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         /** The span of needed entries from {@code first}, requested in one read. */
@@ -928,10 +937,7 @@ public final class Materializer implements AutoCloseable {
          * published.
          */
         private void brokenAt(int stream, List<Buffer> full) {
-            if (!broken[stream]) {
-                broken[stream] = true;
-                brokenStreams++;
-            }
+            broken[stream] = true;
             Buffer b = buffers[stream];
             if (b != null) {
                 full.add(b);

@@ -72,7 +72,6 @@ public final class StreamObjectWriter {
          * away), and of the last array read back.
          */
         private ByteBuffer[] blockViews = NO_VIEWS;
-        private byte[] readArray;
         private ByteBuffer readView;
 
         private Builder(StreamId stream, ReadView view, ByteBufAllocator alloc) {
@@ -240,9 +239,8 @@ public final class StreamObjectWriter {
             if (!p.hasArray()) {
                 return written.equals(p.nioBuffer());
             }
-            if (readArray != p.array()) {
-                readArray = p.array();
-                readView = ByteBuffer.wrap(readArray);
+            if (readView == null || readView.array() != p.array()) {
+                readView = ByteBuffer.wrap(p.array());
             }
             int from = p.arrayOffset() + p.readerIndex();
             readView.clear().position(from).limit(from + sizes[i]);

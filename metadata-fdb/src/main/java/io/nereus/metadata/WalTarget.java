@@ -144,14 +144,9 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
                 long checksumValue) {
             Checksum.check(type, checksumValue);
             Section.check(entryId, positionInBatch, endOffset);
-            int i = added;
-            Objects.checkIndex(i, sections.size());
-            sections.entryIds[i] = entryId;
-            sections.positions[i] = positionInBatch;
-            sections.ends[i] = endOffset;
-            sections.types[i] = type;
-            sections.values[i] = checksumValue;
-            added = i + 1;
+            sections.put(Objects.checkIndex(added, sections.size()), entryId, positionInBatch, endOffset, type,
+                    checksumValue);
+            added++;
             return this;
         }
 
@@ -197,14 +192,19 @@ public record WalTarget(long sliceId, long entryId, int positionInBatch, List<Se
             int i = 0;
             for (Section s : sections) {
                 Objects.requireNonNull(s, "section");
-                out.entryIds[i] = s.entryId();
-                out.positions[i] = s.positionInBatch();
-                out.ends[i] = s.endOffset();
-                out.types[i] = s.checksum().type();
-                out.values[i] = s.checksum().value();
-                i++;
+                out.put(i++, s.entryId(), s.positionInBatch(), s.endOffset(), s.checksum().type(),
+                        s.checksum().value());
             }
             return out;
+        }
+
+        /** Writes section {@code i}; only while the list is being built, before any target holds it. */
+        private void put(int i, long entryId, int position, long end, ChecksumType type, long value) {
+            entryIds[i] = entryId;
+            positions[i] = position;
+            ends[i] = end;
+            types[i] = type;
+            values[i] = value;
         }
 
         long entryId(int i) {
