@@ -37,7 +37,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * them) that reads the head it changes, so a racing commit, fence or trim is a conflict, not an overwrite; a
  * commit retried after an unknown result finds its appends applied and advances nothing twice. Methods return
  * futures and never throw: argument errors fail the future. Expected refusals of a commit (fenced, wrong
- * start, not accepting) are {@link CommitResult} values, not exceptions. Thread-safe; holds no mutable state.
+ * start, not accepting) are {@link CommitResult} values, not exceptions. Thread-safe; its only mutable state is
+ * the table of keys kept for the streams committed lately ({@link StreamKeys}), which any thread may replace.
  */
 public final class StreamCommitStore {
     /** Index records moved out of the lookup space per trim transaction. */
@@ -48,9 +49,19 @@ public final class StreamCommitStore {
     /** Keys read to find the generation-0 record over an append's end (a higher generation may end there too). */
     private static final int COVERING_SCAN = 4;
 
+    /** How many streams' commit keys are kept ({@link StreamKeys}); a power of two. */
+    static final int KEPT_STREAM_KEYS = 8192;
+
     private final TransactionRunner tx;
     private final NereusKeyspace ks;
     private final StoredRecords records;
+    /**
+     * The keys of the streams committed lately, each in the place its stream id picks: a stream whose commit finds
+     * another stream's keys there replaces them. A plain array, read and written by whichever threads run commits:
+     * its elements are immutable and each stands for the keys it names, so a write lost to a race, or a read that
+     * finds an older element, only means keys built once more.
+     */
+    private final StreamKeys[] keptKeys = new StreamKeys[KEPT_STREAM_KEYS];
 
     StreamCommitStore(TransactionRunner tx, NereusKeyspace ks, StoredRecords records) {
         this.tx = tx;
@@ -169,7 +180,7 @@ public final class StreamCommitStore {
         for (StreamAppend a : batch) {
             StreamCommit sc = streams.get(a.stream());
             if (sc == null) {
-                sc = new StreamCommit(a.stream(), ks, tr);
+                sc = new StreamCommit(keysOf(a.stream()), tr);
                 all.add(sc.headRead);
                 all.add(sc.runRead);
                 streams.put(a.stream(), sc);
@@ -178,8 +189,8 @@ public final class StreamCommitStore {
             if (sc.slice(sliceId) == null) {
                 // A snapshot read: only a commit of the same stream writes its intents, and that commit also writes
                 // the head read above, so the head's conflict already covers them.
-                byte[] intentKey = ks.intentKey(a.stream(), sliceId);
-                InSlice in = sc.add(new InSlice(sliceId, intentKey, tr.snapshot().get(intentKey)));
+                SliceKeys keys = sliceKeysOf(sc, sliceId);
+                InSlice in = sc.add(new InSlice(keys, tr.snapshot().get(keys.intent)));
                 all.add(in.intentRead);
             }
             if (!slices.containsKey(sliceId)) {
@@ -221,11 +232,89 @@ public final class StreamCommitStore {
         });
     }
 
+    /** The keys of {@code stream}'s commits: those kept for it, else new ones, kept from now on. */
+    private StreamKeys keysOf(StreamId stream) {
+        int at = place(stream);
+        StreamKeys kept = keptKeys[at];
+        if (kept != null && kept.stream.equals(stream)) {
+            return kept;
+        }
+        IndexKey openRun = IndexKey.openRun(stream);
+        StreamKeys keys = new StreamKeys(stream, ks.headKey(stream), openRun, ks.indexKey(openRun), null);
+        keptKeys[at] = keys;
+        return keys;
+    }
+
     /**
-     * One stream of a commit: its keys, built once for the reads and the writes, what the reads found, and what the
-     * commit writes for it. Used by the one thread running the commit's body at a time.
+     * The keys of {@code sc}'s stream in WAL slice {@code sliceId}: those kept with its stream's keys when they are of
+     * that slice, else new ones, kept from now on in place of the previous slice's.
+     */
+    private SliceKeys sliceKeysOf(StreamCommit sc, long sliceId) {
+        SliceKeys kept = sc.keys.slice;
+        if (kept != null && kept.sliceId == sliceId) {
+            return kept;
+        }
+        StreamId stream = sc.keys.stream;
+        SliceKeys keys = new SliceKeys(sliceId, ks.intentKey(stream, sliceId), ks.walStreamKey(sliceId, stream));
+        keptKeys[place(stream)] = sc.keys.inSlice(keys);
+        return keys;
+    }
+
+    /** The place of {@code stream}'s keys in {@link #keptKeys}. */
+    private static int place(StreamId stream) {
+        // ids are allocated from a counter: their low bits tell consecutive streams apart
+        return (int) stream.value() & (KEPT_STREAM_KEYS - 1);
+    }
+
+    /**
+     * The keys a commit reads and writes for one stream: its head and its open run, and its intent and range in the
+     * WAL slice it appended into last. Kept from commit to commit ({@link #keptKeys}) rather than packed anew: a
+     * commit at a thousand topics appends to hundreds of streams and hands each of these keys to the transaction
+     * twice (read, then written), and the embedded engine hashes and compares them on its own thread; arrays it saw
+     * in the previous commit are in the processor's cache, and where the stored key is this very array (the key
+     * first written through these), its comparison ends on identity. The arrays are never written after they are
+     * built. Immutable.
+     */
+    private static final class StreamKeys {
+        final StreamId stream;
+        final byte[] head;
+        final IndexKey openRun;
+        final byte[] openRunKey;
+        /** The keys in the slice appended into last; null before the first append. */
+        final SliceKeys slice;
+
+        StreamKeys(StreamId stream, byte[] head, IndexKey openRun, byte[] openRunKey, SliceKeys slice) {
+            this.stream = stream;
+            this.head = head;
+            this.openRun = openRun;
+            this.openRunKey = openRunKey;
+            this.slice = slice;
+        }
+
+        StreamKeys inSlice(SliceKeys keys) {
+            return new StreamKeys(stream, head, openRun, openRunKey, keys);
+        }
+    }
+
+    /** A stream's keys in one WAL slice: its intent and its range in the slice ({@code (WAL, slice, sid)}). */
+    private static final class SliceKeys {
+        final long sliceId;
+        final byte[] intent;
+        final byte[] range;
+
+        SliceKeys(long sliceId, byte[] intent, byte[] range) {
+            this.sliceId = sliceId;
+            this.intent = intent;
+            this.range = range;
+        }
+    }
+
+    /**
+     * One stream of a commit: its keys (kept from earlier commits, or built once for the reads and the writes), what
+     * the reads found, and what the commit writes for it. Used by the one thread running the commit's body at a time.
      */
     private static final class StreamCommit {
+        final StreamKeys keys;
         final StreamId stream;
         final byte[] headKey;
         final IndexKey openRun;
@@ -243,11 +332,12 @@ public final class StreamCommitStore {
         boolean runWritten;
 
         /** Issues the stream's reads in {@code tr}: its head, and its open run, which its first append may continue. */
-        StreamCommit(StreamId stream, NereusKeyspace ks, Transaction tr) {
-            this.stream = stream;
-            this.headKey = ks.headKey(stream);
-            this.openRun = IndexKey.openRun(stream);
-            this.openRunKey = ks.indexKey(openRun);
+        StreamCommit(StreamKeys keys, Transaction tr) {
+            this.keys = keys;
+            this.stream = keys.stream;
+            this.headKey = keys.head;
+            this.openRun = keys.openRun;
+            this.openRunKey = keys.openRunKey;
             this.headRead = tr.get(headKey);
             // with a conflict range: a publication moving the open run to FALLBACK or a trim retiring it must not be
             // overwritten
@@ -277,10 +367,10 @@ public final class StreamCommitStore {
         }
     }
 
-    /** A stream's appends into one WAL slice within a commit: its intent's key and read, the range it advances. */
+    /** A stream's appends into one WAL slice within a commit: its keys there, its intent's read, the range it advances. */
     private static final class InSlice {
         final long sliceId;
-        final byte[] intentKey;
+        final SliceKeys keys;
         final CompletableFuture<byte[]> intentRead;
         InSlice next;
         /** The first offset the stream committed into the slice, once an append into it is applied; else -1. */
@@ -288,9 +378,9 @@ public final class StreamCommitStore {
         /** The end of the stream's last append applied into the slice. */
         long end;
 
-        InSlice(long sliceId, byte[] intentKey, CompletableFuture<byte[]> intentRead) {
-            this.sliceId = sliceId;
-            this.intentKey = intentKey;
+        InSlice(SliceKeys keys, CompletableFuture<byte[]> intentRead) {
+            this.sliceId = keys.sliceId;
+            this.keys = keys;
             this.intentRead = intentRead;
         }
     }
@@ -379,7 +469,7 @@ public final class StreamCommitStore {
             if (in.first < 0) {
                 byte[] intent = in.intentRead.join();
                 if (intent == null) {
-                    tr.set(in.intentKey, WalIntentCodec.INSTANCE.encode(a.intent()));
+                    tr.set(in.keys.intent, WalIntentCodec.INSTANCE.encode(a.intent()));
                 }
                 in.first = intent == null ? a.range().start()
                         : Math.min(WalIntentCodec.INSTANCE.decode(intent).firstOffset(), a.range().start());
@@ -395,7 +485,7 @@ public final class StreamCommitStore {
             tr.set(sc.headKey, StreamHeadCodec.INSTANCE.encode(sc.current));
             for (InSlice in = sc.slices; in != null; in = in.next) {
                 if (in.first >= 0) {
-                    tr.set(ks.walStreamKey(in.sliceId, sc.stream), OffsetRangeCodec.INSTANCE.encode(
+                    tr.set(in.keys.range, OffsetRangeCodec.INSTANCE.encode(
                             OffsetRange.of(in.first, in.end)));
                 }
             }

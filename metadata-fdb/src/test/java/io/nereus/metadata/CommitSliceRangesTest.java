@@ -5,6 +5,7 @@ import static io.nereus.metadata.StoreFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nereus.fdb.embedded.CommitFault;
+import io.nereus.metadata.codec.CounterCodec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -85,6 +86,42 @@ class CommitSliceRangesTest {
                 Map.entry(b, OffsetRange.of(0, 4)));
         assertThat(await(slices.ranges(51))).containsExactly(Map.entry(a, OffsetRange.of(3, 6)),
                 Map.entry(b, OffsetRange.of(4, 5)));
+    }
+
+    @Test
+    void commits_ofTwoStreamsWhoseKeysAreKeptInOnePlace_eachWriteTheirOwnKeys() {
+        StreamId a = f.newStream("a");
+        // the next stream id shares a's place in the kept keys, as if that many streams had been created between
+        f.db.run(tr -> {
+            tr.set(f.ks.counterKey(NereusKeyspace.STREAM_ID_COUNTER),
+                    CounterCodec.INSTANCE.encode(a.value() + StreamCommitStore.KEPT_STREAM_KEYS));
+            return null;
+        });
+        StreamId b = f.newStream("b");
+        assertThat(b.value() - a.value()).isEqualTo(StreamCommitStore.KEPT_STREAM_KEYS);
+        long ea = f.acquire(a);
+        long eb = f.acquire(b);
+        // each commit finds the other stream's keys, or its own of another slice, in the place
+        assertThat(await(streams.commit(List.of(append(a, ea, 0, 1, 50, 0, 0))))).isInstanceOf(CommitResult.Committed.class);
+        assertThat(await(streams.commit(List.of(append(b, eb, 0, 2, 50, 1, 0))))).isInstanceOf(CommitResult.Committed.class);
+        assertThat(await(streams.commit(List.of(append(a, ea, 1, 3, 50, 2, 0), append(b, eb, 2, 3, 50, 2, 1),
+                append(a, ea, 3, 4, 51, 0, 0))))).isInstanceOf(CommitResult.Committed.class);
+        assertThat(await(streams.commit(List.of(append(b, eb, 3, 5, 51, 1, 0), append(a, ea, 4, 6, 51, 1, 1)))))
+                .isInstanceOf(CommitResult.Committed.class);
+        assertThat(await(streams.commit(List.of(append(a, ea, 6, 7, 50, 3, 0))))).isInstanceOf(CommitResult.Committed.class);
+
+        assertThat(await(streams.head(a)).orElseThrow().committedEnd()).isEqualTo(7);
+        assertThat(await(streams.head(b)).orElseThrow().committedEnd()).isEqualTo(5);
+        assertThat(await(slices.ranges(50))).containsExactly(Map.entry(a, OffsetRange.of(0, 7)),
+                Map.entry(b, OffsetRange.of(0, 3)));
+        assertThat(await(slices.ranges(51))).containsExactly(Map.entry(a, OffsetRange.of(3, 6)),
+                Map.entry(b, OffsetRange.of(3, 5)));
+        assertThat(await(streams.intent(a, 51)).map(WalIntent::firstOffset)).contains(3L);
+        assertThat(await(streams.intent(b, 51)).map(WalIntent::firstOffset)).contains(3L);
+        assertThat(((IndexLookup.Resolved) await(f.index.lookup(a, ReadView.COMMITTED, 6))).candidates().get(0)
+                .target()).isEqualTo(new WalTarget(50, 3, 0));
+        assertThat(((IndexLookup.Resolved) await(f.index.lookup(b, ReadView.COMMITTED, 4))).candidates().get(0)
+                .target()).isEqualTo(new WalTarget(51, 1, 0));
     }
 
     @Test
