@@ -20,6 +20,7 @@ import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * One stream as seen by one storage instance: appends (once this instance acquired the writer), reads in
@@ -61,6 +62,8 @@ public final class NereusStream {
     private final TailCache tail;
     private final StreamReads reads;
     private final String writerId;
+    /** Asked as each append commits: whether its entries go to the tail cache ({@link #cacheCommittedWhile}). */
+    private volatile BooleanSupplier cacheCommitted = () -> true;
 
     // guarded by this
     private Mode mode = Mode.NO_WRITER;
@@ -227,6 +230,18 @@ public final class NereusStream {
     }
 
     /**
+     * Caches the entries of an append, as it commits, only while {@code readersAtTail} says so; until this is called
+     * every committed entry is cached. For a writer that knows when nobody reads near the tail: Pulsar's managed
+     * ledger caches an added entry only while one of its cursors is active, and without such a reader an entry
+     * held in the tail cache (with the buffer it is a slice of) only waits to be evicted. Asked on the thread that
+     * completes each append; must be cheap and must not block. A miss reads the stream's storage, so the answer
+     * decides where reads are served from, never what they return.
+     */
+    public void cacheCommittedWhile(BooleanSupplier readersAtTail) {
+        cacheCommitted = Objects.requireNonNull(readersAtTail, "readersAtTail");
+    }
+
+    /**
      * The handle's write session: it changes whenever the writer is acquired, fenced or an append fails, so a caller
      * that saw one value before an append and another after knows that an append in between failed (or will).
      */
@@ -235,6 +250,9 @@ public final class NereusStream {
     }
 
     private void committed(OffsetRange range, List<AppendEntry> entries, StreamHead head) {
+        if (!cacheCommitted.getAsBoolean()) {
+            return;
+        }
         long offset = range.start();
         for (AppendEntry e : entries) {
             tail.put(id(), new OffsetRange(offset, offset + e.recordCount()), e.payload());

@@ -160,7 +160,9 @@ public final class NereusConfigKeys {
 
     public static final ConfigKey<Long> TAIL_CACHE_BYTES = longKey("nereusTailCacheBytes",
             STORAGE.tailCacheBytes(), ">= 0", v -> v >= 0,
-            "Payload bytes of recently committed entries kept in memory for tailing readers (0: none).");
+            "Payload bytes of recently committed entries kept in memory for tailing readers (0: none). A topic's added "
+                    + "entries are kept only while one of its cursors is active, as Pulsar's managed ledger cache "
+                    + "keeps them.");
 
     public static final ConfigKey<Integer> READ_CACHED_BATCHES = intKey("nereusReadCachedBatches",
             STORAGE.cachedBatches(), ">= 1", v -> v >= 1, "Decoded WAL batches kept in memory for readers.");

@@ -92,6 +92,12 @@ public interface CursorHost extends EntryReader {
     /** Told by a cursor that it closed, so the ledger stops tracking it (it stays stored if durable). */
     void cursorClosed(NereusManagedCursor cursor);
 
+    /**
+     * Told by a cursor each time it becomes active ({@code active}) or stops being active (set inactive, or closed),
+     * exactly once per change, so the ledger knows whether any cursor reads near the tail.
+     */
+    void cursorActivityChanged(NereusManagedCursor cursor, boolean active);
+
     /** The stream offset a position stands for, clamped to {@code [trimOffset(), committedEnd()]}. */
     default long offsetOf(Position p) {
         long first = trimOffset();

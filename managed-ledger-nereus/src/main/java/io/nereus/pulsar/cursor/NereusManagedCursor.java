@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Consumer;
@@ -59,6 +61,15 @@ public final class NereusManagedCursor implements ManagedCursor {
     private static final long NO_MAX_SIZE_LIMIT = -1;
     /** Pulsar's compaction subscription, whose mark-delete properties survive a reset. */
     private static final String COMPACTION_CURSOR = "__compaction";
+    private static final VarHandle ACTIVE;
+
+    static {
+        try {
+            ACTIVE = MethodHandles.lookup().findVarHandle(NereusManagedCursor.class, "active", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final CursorHost host;
     private final String name;
@@ -71,6 +82,7 @@ public final class NereusManagedCursor implements ManagedCursor {
     private final CursorPersistence persistence;
 
     private CompletableFuture<Void> closeFuture;
+    /** Whether the cursor is active (reads near the tail); changed only by {@link #activate} / {@link #deactivate}. */
     private volatile boolean active;
     private volatile boolean alwaysInactive;
     private volatile long lastActive;
@@ -182,7 +194,7 @@ public final class NereusManagedCursor implements ManagedCursor {
         scheduler.failWaiting(new ManagedLedgerException.CursorAlreadyClosedException("Cursor was already closed"));
         CompletableFuture<Void> flushed = durable ? persistence.flush() : CompletableFuture.completedFuture(null);
         flushed.whenComplete((v, t) -> {
-            active = false;
+            deactivate();
             host.cursorClosed(this);
             if (t != null) {
                 LOG.warn("cursor {} of {} closed without saving its newest state", name, host.name(), t);
@@ -293,19 +305,32 @@ public final class NereusManagedCursor implements ManagedCursor {
     @Override
     public void setActive() {
         if (!alwaysInactive) {
-            active = true;
+            activate();
         }
     }
 
     @Override
     public void setInactive() {
-        active = false;
+        deactivate();
     }
 
     @Override
     public void setAlwaysInactive() {
         alwaysInactive = true;
-        active = false;
+        deactivate();
+    }
+
+    /** Makes the cursor active, telling the host when it was not: each change is told exactly once. */
+    private void activate() {
+        if (ACTIVE.compareAndSet(this, false, true)) {
+            host.cursorActivityChanged(this, true);
+        }
+    }
+
+    private void deactivate() {
+        if (ACTIVE.compareAndSet(this, true, false)) {
+            host.cursorActivityChanged(this, false);
+        }
     }
 
     @Override

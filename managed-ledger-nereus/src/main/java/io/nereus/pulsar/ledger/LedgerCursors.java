@@ -78,7 +78,7 @@ final class LedgerCursors {
         return mine;
     }
 
-    /** The cursor {@code name} if one is open (like Pulsar), else a new non-durable one. */
+    /** The cursor {@code name} if one is open (like Pulsar), else a new non-durable one, active, as Pulsar's starts. */
     synchronized NereusManagedCursor nonDurable(String name, Position start, InitialPosition initial,
             boolean readCompacted) {
         NereusManagedCursor existing = open.get(name);
@@ -87,7 +87,11 @@ final class LedgerCursors {
         }
         NereusManagedCursor c = NereusManagedCursor.nonDurable(host, name, start, initial, readCompacted);
         NereusManagedCursor raced = open.putIfAbsent(name, c);
-        return raced != null ? raced : c;
+        if (raced != null) {
+            return raced;
+        }
+        c.setActive();
+        return c;
     }
 
     Optional<NereusManagedCursor> remove(String name) {

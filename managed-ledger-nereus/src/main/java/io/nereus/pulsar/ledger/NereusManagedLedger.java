@@ -28,6 +28,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.AsyncCallbacks;
 import org.apache.bookkeeper.mledger.Entry;
@@ -73,6 +74,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final NereusLedgerStats stats;
     private final LedgerTrimmer trimmer;
     private final LedgerCursors cursors = new LedgerCursors(this);
+    /** Cursors now active ({@link #cursorActivityChanged}): while there are none, added entries are not cached. */
+    private final AtomicInteger activeCursors = new AtomicInteger();
     private final LedgerReads reads;
     private final LedgerAppends appends;
     private final LedgerSizes sizes;
@@ -119,6 +122,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             transition(LedgerState.TERMINATED);
             terminated = CompletableFuture.completedFuture(null);
         }
+        // as Pulsar's managed ledger: an added entry is cached only while a cursor is active (reads near the tail)
+        stream.cacheCommittedWhile(() -> activeCursors.get() > 0);
     }
 
     /**
@@ -251,6 +256,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public void cursorClosed(NereusManagedCursor cursor) {
         cursors.closed(cursor);
+    }
+
+    @Override
+    public void cursorActivityChanged(NereusManagedCursor cursor, boolean active) {
+        activeCursors.addAndGet(active ? 1 : -1);
     }
 
     // ---- appends ----
@@ -442,7 +452,10 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     private CompletableFuture<Void> deleteCursorAsync(String cursorName) {
         CompletableFuture<Void> deleted = cursors.remove(cursorName)
-                .map(c -> c.deleteState().thenRun(trimmer::trimSoon))
+                .map(c -> {
+                    c.setInactive(); // no longer the ledger's: it reads nothing more
+                    return c.deleteState().thenRun(trimmer::trimSoon);
+                })
                 // not open here: the stored state may still exist (it is removed conditionally on our epoch)
                 .orElseGet(() -> cursorStore.deleteCursor(streamId(), cursorName, writerEpoch)
                         .thenAccept(this::checkWritten));

@@ -38,6 +38,8 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     final ManagedLedgerConfig config = new ManagedLedgerConfig();
     final List<NereusManagedCursor> markDeleteMoves = new CopyOnWriteArrayList<>();
     final List<NereusManagedCursor> closedCursors = new CopyOnWriteArrayList<>();
+    /** Each activity change a cursor told, in order: true when it became active, false when it stopped. */
+    final List<Boolean> activityChanges = new CopyOnWriteArrayList<>();
     /** Entries handed out by {@link #read}, to check that cursors do not fetch what they acknowledged. */
     final java.util.concurrent.atomic.AtomicLong entriesServed = new java.util.concurrent.atomic.AtomicLong();
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
@@ -247,5 +249,10 @@ final class CursorTestHost implements CursorHost, AutoCloseable {
     @Override
     public void cursorClosed(NereusManagedCursor cursor) {
         closedCursors.add(cursor);
+    }
+
+    @Override
+    public void cursorActivityChanged(NereusManagedCursor cursor, boolean active) {
+        activityChanges.add(active);
     }
 }

@@ -663,4 +663,25 @@ class NereusManagedCursorTest {
         assertThat(stored("sub").markDeleteEnd()).isEqualTo(2);
         assertThat(stored("sub").individuallyDeleted()).containsExactly(OffsetRange.of(5, 6));
     }
+
+    @Test
+    void activity_eachChangeIsToldOnce_alwaysInactiveStaysInactive_closeEndsIt() {
+        NereusManagedCursor c = open("sub", InitialPosition.Earliest);
+        assertThat(c.isActive()).as("a durable cursor starts inactive, as Pulsar's").isFalse();
+        c.setActive();
+        c.setActive();
+        c.setInactive();
+        c.setInactive();
+        c.setActive();
+        assertThat(c.isActive()).isTrue();
+        await(c.closeAsync());
+        assertThat(c.isActive()).isFalse();
+        assertThat(host.activityChanges).containsExactly(true, false, true, false);
+
+        NereusManagedCursor other = open("other", InitialPosition.Earliest);
+        other.setAlwaysInactive();
+        other.setActive();
+        assertThat(other.isActive()).isFalse();
+        assertThat(host.activityChanges).as("nothing more told").hasSize(4);
+    }
 }
