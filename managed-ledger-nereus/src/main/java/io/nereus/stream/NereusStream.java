@@ -20,7 +20,6 @@ import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 /**
  * One stream as seen by one storage instance: appends (once this instance acquired the writer), reads in
@@ -62,8 +61,6 @@ public final class NereusStream {
     private final TailCache tail;
     private final StreamReads reads;
     private final String writerId;
-    /** Asked as each append commits: whether its entries go to the tail cache ({@link #cacheCommittedWhile}). */
-    private volatile BooleanSupplier cacheCommitted = () -> true;
 
     // guarded by this
     private Mode mode = Mode.NO_WRITER;
@@ -115,7 +112,18 @@ public final class NereusStream {
      * ({@link AppendEntry}): the caller may release its references once this returns.
      */
     public CompletableFuture<OffsetRange> append(List<AppendEntry> entries) {
-        return append(entries, OptionalLong.empty());
+        return append(entries, OptionalLong.empty(), true);
+    }
+
+    /**
+     * As {@link #append(List)}, but the entries go to the tail cache once committed only if {@code cache}: for a
+     * writer that knows whether anyone reads near the tail. Pulsar's managed ledger caches an added entry only while
+     * one of its cursors is active; without such a reader an entry held in the tail cache (with the buffer it is a
+     * slice of) only waits to be evicted. A read that misses the cache reads the stream's storage, so this decides
+     * where reads are served from, never what they return.
+     */
+    public CompletableFuture<OffsetRange> append(List<AppendEntry> entries, boolean cache) {
+        return append(entries, OptionalLong.empty(), cache);
     }
 
     /**
@@ -129,7 +137,7 @@ public final class NereusStream {
         if (expectedStart < 0) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("expectedStart must be >= 0"));
         }
-        return append(entries, OptionalLong.of(expectedStart));
+        return append(entries, OptionalLong.of(expectedStart), true);
     }
 
     /**
@@ -138,7 +146,8 @@ public final class NereusStream {
      * or committed by the WAL): the caller's references stay the caller's. The WAL and the tail cache take
      * references of their own from these slices.
      */
-    private CompletableFuture<OffsetRange> append(List<AppendEntry> entries, OptionalLong expectedStart) {
+    private CompletableFuture<OffsetRange> append(List<AppendEntry> entries, OptionalLong expectedStart,
+            boolean cache) {
         List<AppendEntry> owned;
         try {
             int n = entries.size();
@@ -169,7 +178,7 @@ public final class NereusStream {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return appendOwned(owned, expectedStart);
+        return appendOwned(owned, expectedStart, cache);
     }
 
     private static void release(List<AppendEntry> owned) {
@@ -179,7 +188,8 @@ public final class NereusStream {
     }
 
     /** Appends entries whose stream references it releases once the append has completed, whatever the outcome. */
-    private CompletableFuture<OffsetRange> appendOwned(List<AppendEntry> owned, OptionalLong expectedStart) {
+    private CompletableFuture<OffsetRange> appendOwned(List<AppendEntry> owned, OptionalLong expectedStart,
+            boolean cache) {
         CompletableFuture<Void> wait;
         synchronized (this) {
             switch (mode) {
@@ -193,14 +203,15 @@ public final class NereusStream {
                     wait = refreshed;
                     break;
                 default:
-                    return appendLocked(owned, expectedStart);
+                    return appendLocked(owned, expectedStart, cache);
             }
         }
         // the refresh never fails (it ends in a mode); the append then runs on the thread that ended it
-        return wait.thenCompose(ignored -> appendOwned(owned, expectedStart));
+        return wait.thenCompose(ignored -> appendOwned(owned, expectedStart, cache));
     }
 
-    private CompletableFuture<OffsetRange> appendLocked(List<AppendEntry> entries, OptionalLong expectedStart) {
+    private CompletableFuture<OffsetRange> appendLocked(List<AppendEntry> entries, OptionalLong expectedStart,
+            boolean cache) {
         long first = nextOffset;
         if (expectedStart.isPresent() && expectedStart.getAsLong() != first) {
             release(entries);
@@ -221,24 +232,14 @@ public final class NereusStream {
                     failed(mySession, n);
                     throw fencedIfDropped(n);
                 }
-                committed(range, entries, head); // the tail cache retains what it keeps
+                if (cache) {
+                    cached(range, entries); // the tail cache retains what it keeps
+                }
                 return range;
             } finally {
                 release(entries);
             }
         });
-    }
-
-    /**
-     * Caches the entries of an append, as it commits, only while {@code readersAtTail} says so; until this is called
-     * every committed entry is cached. For a writer that knows when nobody reads near the tail: Pulsar's managed
-     * ledger caches an added entry only while one of its cursors is active, and without such a reader an entry
-     * held in the tail cache (with the buffer it is a slice of) only waits to be evicted. Asked on the thread that
-     * completes each append; must be cheap and must not block. A miss reads the stream's storage, so the answer
-     * decides where reads are served from, never what they return.
-     */
-    public void cacheCommittedWhile(BooleanSupplier readersAtTail) {
-        cacheCommitted = Objects.requireNonNull(readersAtTail, "readersAtTail");
     }
 
     /**
@@ -249,10 +250,7 @@ public final class NereusStream {
         return session;
     }
 
-    private void committed(OffsetRange range, List<AppendEntry> entries, StreamHead head) {
-        if (!cacheCommitted.getAsBoolean()) {
-            return;
-        }
+    private void cached(OffsetRange range, List<AppendEntry> entries) {
         long offset = range.start();
         for (AppendEntry e : entries) {
             tail.put(id(), new OffsetRange(offset, offset + e.recordCount()), e.payload());

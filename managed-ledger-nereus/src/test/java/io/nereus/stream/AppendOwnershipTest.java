@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -78,6 +79,30 @@ class AppendOwnershipTest {
             assertThat(p0.readerIndex()).as("the appender's indices are its own").isEqualTo(8);
             await(storage.closeAsync());
             assertThat(p0.refCnt()).isEqualTo(1);
+            assertThat(p1.refCnt()).isEqualTo(1);
+        } finally {
+            p0.release();
+            p1.release();
+        }
+    }
+
+    @Test
+    void appendsNotToBeCached_releaseTheirReferencesOnCommit_andReadBackFromTheWal() {
+        StreamStorage storage = engine.storage("broker-a", StorageConfig.defaults().withWal(WAL));
+        NereusStream s = await(storage.openStream("topic"));
+        await(s.acquireWriter());
+        ByteBuf p0 = pooled("p0");
+        ByteBuf p1 = pooled("p1");
+        try {
+            assertThat(await(s.append(List.of(AppendEntry.of(p0)), false))).isEqualTo(OffsetRange.single(0));
+            assertThat(await(s.append(List.of(AppendEntry.of(p1)), true))).isEqualTo(OffsetRange.single(1));
+            // the WAL lets go of a batch's payloads on its own thread once the batch has finished
+            Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(p0.refCnt())
+                    .as("committed and not cached: only the appender's reference").isEqualTo(1));
+            assertThat(storage.tailCacheStats().bytes()).as("only p1").isEqualTo(2);
+            assertThat(readAll(s, 0, 10)).extracting(e -> new String(e.bytes(), StandardCharsets.UTF_8))
+                    .containsExactly("p0", "p1");
+            await(storage.closeAsync());
             assertThat(p1.refCnt()).isEqualTo(1);
         } finally {
             p0.release();

@@ -269,11 +269,9 @@ public final class StreamCommitStore {
     /**
      * The keys a commit reads and writes for one stream: its head and its open run, and its intent and range in the
      * WAL slice it appended into last. Kept from commit to commit ({@link #keptKeys}) rather than packed anew: a
-     * commit at a thousand topics appends to hundreds of streams and hands each of these keys to the transaction
-     * twice (read, then written), and the embedded engine hashes and compares them on its own thread; arrays it saw
-     * in the previous commit are in the processor's cache, and where the stored key is this very array (the key
-     * first written through these), its comparison ends on identity. The arrays are never written after they are
-     * built. Immutable.
+     * commit at a thousand topics appends to hundreds of streams, each of whose keys was packed into a new array per
+     * commit; and where the embedded engine's stored key is this very array (the key first written through these),
+     * its comparison of keys ends on identity. The arrays are never written after they are built. Immutable.
      */
     private static final class StreamKeys {
         final StreamId stream;
@@ -315,10 +313,6 @@ public final class StreamCommitStore {
      */
     private static final class StreamCommit {
         final StreamKeys keys;
-        final StreamId stream;
-        final byte[] headKey;
-        final IndexKey openRun;
-        final byte[] openRunKey;
         final CompletableFuture<byte[]> headRead;
         final CompletableFuture<byte[]> runRead;
         /** The slices the stream appends into in this commit, in the order first met (usually one). */
@@ -334,14 +328,10 @@ public final class StreamCommitStore {
         /** Issues the stream's reads in {@code tr}: its head, and its open run, which its first append may continue. */
         StreamCommit(StreamKeys keys, Transaction tr) {
             this.keys = keys;
-            this.stream = keys.stream;
-            this.headKey = keys.head;
-            this.openRun = keys.openRun;
-            this.openRunKey = keys.openRunKey;
-            this.headRead = tr.get(headKey);
+            this.headRead = tr.get(keys.head);
             // with a conflict range: a publication moving the open run to FALLBACK or a trim retiring it must not be
             // overwritten
-            this.runRead = tr.get(openRunKey);
+            this.runRead = tr.get(keys.openRunKey);
         }
 
         InSlice slice(long sliceId) {
@@ -367,7 +357,7 @@ public final class StreamCommitStore {
         }
     }
 
-    /** A stream's appends into one WAL slice within a commit: its keys there, its intent's read, the range it advances. */
+    /** A stream's appends into one WAL slice within a commit: its keys there, its intent's read, the range advanced. */
     private static final class InSlice {
         final long sliceId;
         final SliceKeys keys;
@@ -457,10 +447,10 @@ public final class StreamCommitStore {
             IndexRecord record = apply.record();
             byte[] run = sc.runWritten ? sc.runValue : sc.runRead.join();
             byte[] extended = run == null ? null
-                    : IndexRecordCodec.INSTANCE.extendRun(sc.openRun, run, record, runSections);
+                    : IndexRecordCodec.INSTANCE.extendRun(sc.keys.openRun, run, record, runSections);
             if (extended == null && run != null) {
                 // extendRun checked the value as decode does; closing it moves its bytes under its end
-                Map.Entry<IndexKey, byte[]> closed = IndexRecordCodec.INSTANCE.closeOpenRun(sc.openRun, run);
+                Map.Entry<IndexKey, byte[]> closed = IndexRecordCodec.INSTANCE.closeOpenRun(sc.keys.openRun, run);
                 tr.set(ks.indexKey(closed.getKey()), closed.getValue());
             }
             sc.runValue = extended != null ? extended : IndexRecordCodec.INSTANCE.encode(record.storedOpen(true));
@@ -481,8 +471,8 @@ public final class StreamCommitStore {
             if (!sc.runWritten) {
                 continue; // no append of the stream applied: nothing of it changes
             }
-            tr.set(sc.openRunKey, sc.runValue);
-            tr.set(sc.headKey, StreamHeadCodec.INSTANCE.encode(sc.current));
+            tr.set(sc.keys.openRunKey, sc.runValue);
+            tr.set(sc.keys.head, StreamHeadCodec.INSTANCE.encode(sc.current));
             for (InSlice in = sc.slices; in != null; in = in.next) {
                 if (in.first >= 0) {
                     tr.set(in.keys.range, OffsetRangeCodec.INSTANCE.encode(

@@ -102,13 +102,16 @@ class CommitSliceRangesTest {
         long ea = f.acquire(a);
         long eb = f.acquire(b);
         // each commit finds the other stream's keys, or its own of another slice, in the place
-        assertThat(await(streams.commit(List.of(append(a, ea, 0, 1, 50, 0, 0))))).isInstanceOf(CommitResult.Committed.class);
-        assertThat(await(streams.commit(List.of(append(b, eb, 0, 2, 50, 1, 0))))).isInstanceOf(CommitResult.Committed.class);
+        assertThat(await(streams.commit(List.of(append(a, ea, 0, 1, 50, 0, 0)))))
+                .isInstanceOf(CommitResult.Committed.class);
+        assertThat(await(streams.commit(List.of(append(b, eb, 0, 2, 50, 1, 0)))))
+                .isInstanceOf(CommitResult.Committed.class);
         assertThat(await(streams.commit(List.of(append(a, ea, 1, 3, 50, 2, 0), append(b, eb, 2, 3, 50, 2, 1),
                 append(a, ea, 3, 4, 51, 0, 0))))).isInstanceOf(CommitResult.Committed.class);
         assertThat(await(streams.commit(List.of(append(b, eb, 3, 5, 51, 1, 0), append(a, ea, 4, 6, 51, 1, 1)))))
                 .isInstanceOf(CommitResult.Committed.class);
-        assertThat(await(streams.commit(List.of(append(a, ea, 6, 7, 50, 3, 0))))).isInstanceOf(CommitResult.Committed.class);
+        assertThat(await(streams.commit(List.of(append(a, ea, 6, 7, 50, 3, 0)))))
+                .isInstanceOf(CommitResult.Committed.class);
 
         assertThat(await(streams.head(a)).orElseThrow().committedEnd()).isEqualTo(7);
         assertThat(await(streams.head(b)).orElseThrow().committedEnd()).isEqualTo(5);

@@ -118,8 +118,10 @@ final class LedgerAppends {
         pending.incrementAndGet();
         int bytes = data.readableBytes();
         // the buffer itself, not a copy: the stream takes references of its own (the op keeps its reference until
-        // the append has completed, so that the broker's callback sees the data)
-        CompletableFuture<OffsetRange> appended = stream.append(List.of(AppendEntry.of(data)));
+        // the append has completed, so that the broker's callback sees the data); cached once committed only while a
+        // cursor is active, as Pulsar's managed ledger caches an added entry
+        CompletableFuture<OffsetRange> appended =
+                stream.append(List.of(AppendEntry.of(data)), ledger.hasActiveCursors());
         lastAdd = appended;
         appended.whenCompleteAsync((range, t) -> {
             pending.decrementAndGet();

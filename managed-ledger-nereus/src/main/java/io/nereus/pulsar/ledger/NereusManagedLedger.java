@@ -28,7 +28,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Predicate;
 import org.apache.bookkeeper.mledger.AsyncCallbacks;
 import org.apache.bookkeeper.mledger.Entry;
@@ -61,6 +61,8 @@ import org.slf4j.LoggerFactory;
  */
 final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private static final Logger LOG = LoggerFactory.getLogger(NereusManagedLedger.class);
+    private static final AtomicIntegerFieldUpdater<NereusManagedLedger> ACTIVE_CURSORS =
+            AtomicIntegerFieldUpdater.newUpdater(NereusManagedLedger.class, "activeCursors");
     static final String MIGRATED_PROPERTY = "migrated";
 
     private final NereusManagedLedgerFactory factory;
@@ -74,8 +76,6 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final NereusLedgerStats stats;
     private final LedgerTrimmer trimmer;
     private final LedgerCursors cursors = new LedgerCursors(this);
-    /** Cursors now active ({@link #cursorActivityChanged}): while there are none, added entries are not cached. */
-    private final AtomicInteger activeCursors = new AtomicInteger();
     private final LedgerReads reads;
     private final LedgerAppends appends;
     private final LedgerSizes sizes;
@@ -83,6 +83,11 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     private final LedgerOffload offload;
     private final long createdAtMillis;
     private volatile ManagedLedgerConfig config;
+    /**
+     * Cursors now active ({@link #cursorActivityChanged}): while there are none, added entries are not cached. A field
+     * of the ledger, read by every add, rather than an object of its own.
+     */
+    private volatile int activeCursors;
     private volatile LedgerState state = LedgerState.OPEN;
     private volatile long committedEnd;
     private volatile long trimOffset;
@@ -122,8 +127,6 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
             transition(LedgerState.TERMINATED);
             terminated = CompletableFuture.completedFuture(null);
         }
-        // as Pulsar's managed ledger: an added entry is cached only while a cursor is active (reads near the tail)
-        stream.cacheCommittedWhile(() -> activeCursors.get() > 0);
     }
 
     /**
@@ -260,7 +263,15 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public void cursorActivityChanged(NereusManagedCursor cursor, boolean active) {
-        activeCursors.addAndGet(active ? 1 : -1);
+        ACTIVE_CURSORS.addAndGet(this, active ? 1 : -1);
+    }
+
+    /**
+     * Whether a cursor is active (reads near the tail): as Pulsar's managed ledger, an entry added meanwhile goes to
+     * the tail cache, and one added while none is does not.
+     */
+    boolean hasActiveCursors() {
+        return activeCursors > 0;
     }
 
     // ---- appends ----
