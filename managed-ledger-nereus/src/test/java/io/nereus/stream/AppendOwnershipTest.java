@@ -56,6 +56,13 @@ class AppendOwnershipTest {
         return buf;
     }
 
+    /** The stream "topic" of {@code storage}, its writer acquired. */
+    private static NereusStream writer(StreamStorage storage) {
+        NereusStream s = await(storage.openStream("topic"));
+        await(s.acquireWriter());
+        return s;
+    }
+
     private static ErrorCode failure(CompletableFuture<?> f) {
         Throwable t = await(f.handle((r, e) -> e));
         assertThat(t).isNotNull();
@@ -65,8 +72,7 @@ class AppendOwnershipTest {
     @Test
     void committedAppends_areCachedAsTheBuffersThemselves_andEveryReferenceIsReleasedByClose() {
         StreamStorage storage = engine.storage("broker-a", StorageConfig.defaults().withWal(WAL));
-        NereusStream s = await(storage.openStream("topic"));
-        await(s.acquireWriter());
+        NereusStream s = writer(storage);
         ByteBuf p0 = pooled("p0");
         ByteBuf p1 = pooled("p1");
         try {
@@ -89,8 +95,7 @@ class AppendOwnershipTest {
     @Test
     void appendsNotToBeCached_releaseTheirReferencesOnCommit_andReadBackFromTheWal() {
         StreamStorage storage = engine.storage("broker-a", StorageConfig.defaults().withWal(WAL));
-        NereusStream s = await(storage.openStream("topic"));
-        await(s.acquireWriter());
+        NereusStream s = writer(storage);
         ByteBuf p0 = pooled("p0");
         ByteBuf p1 = pooled("p1");
         try {
