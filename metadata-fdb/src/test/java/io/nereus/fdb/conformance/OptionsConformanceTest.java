@@ -27,8 +27,9 @@ class OptionsConformanceTest extends ConformanceTestBase {
     void timeout_expired_failsOperationsAndCommitWithTransactionTimedOut1031() {
         put("a", "1");
         Transaction tr = newTransaction();
-        tr.options().setTimeout(10);
+        // written before the timeout is set: a 10 ms timeout set first may expire (in real time) before the write
         tr.set(k("b"), utf8("never"));
+        tr.options().setTimeout(10);
         letTimePassForTimeout();
 
         AtomicReference<FDBException> seen = new AtomicReference<>();
