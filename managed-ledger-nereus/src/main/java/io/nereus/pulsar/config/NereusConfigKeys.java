@@ -54,10 +54,11 @@ public final class NereusConfigKeys {
             v -> v >= 0 && v <= MAX_SYNC_INTERVAL_MILLIS,
             "How the embedded metadata engine makes a commit durable. 0: fsynced before it is acknowledged (with "
                     + "every commit that arrived meanwhile). Above 0: acknowledged once written to the operating "
-                    + "system, so a crash of the broker process loses nothing, and fsynced at most this many "
-                    + "milliseconds later, so an OS crash or power loss may lose the last interval's commits, as the "
-                    + "standalone's bookie with journalSyncData=false may lose the entries they point at. Match it to "
-                    + "the bookies' durability. A real FoundationDB cluster (nereusFdbClusterFile) ignores it.");
+                    + "system, so a crash of the broker process loses nothing, and fsynced in the background every "
+                    + "this many milliseconds (no commit waits for it), so an OS crash or power loss may lose the last "
+                    + "interval's commits, as the standalone's bookie with journalSyncData=false may lose the entries "
+                    + "they point at. Match it to the bookies' durability. A real FoundationDB cluster "
+                    + "(nereusFdbClusterFile) ignores it.");
 
     public static final ConfigKey<String> METADATA_ROOT = new ConfigKey<>("nereusMetadataRoot",
             ConfigType.STRING, ServiceConfiguration::getClusterName, "the broker's clusterName",

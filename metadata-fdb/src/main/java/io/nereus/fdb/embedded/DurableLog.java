@@ -56,7 +56,9 @@ import org.slf4j.LoggerFactory;
  * into one buffer (a batch beyond 4 MiB is written in 4 MiB pieces), writes it to the active segment, calls
  * {@link FileChannel#force(boolean) force(false)} once, and then completes the futures in version order. So a
  * record is acknowledged only once it and everything before it is on disk, and one fsync serves every record
- * queued while the previous one ran. Futures complete on the flusher thread: dependent actions that are not
+ * queued while the previous one ran. (With a sync interval above zero a batch is acknowledged once written, and a
+ * second daemon thread, {@link LogSyncer}'s, fsyncs the segment when the interval has passed, while the flusher goes
+ * on writing.) Futures complete on the flusher thread: dependent actions that are not
  * {@code *Async} run there and delay the next fsync. After an I/O error (in a write, an fsync or a roll) the log
  * is dead: the failed batch and every later append fail with that {@link IOException}. Records of a batch whose
  * fsync failed may still be on disk and be recovered by the next open: to the committer their outcome is unknown.
@@ -102,11 +104,11 @@ final class DurableLog implements AutoCloseable {
     interface TestHook {
         /**
          * Called at {@code "before-write"} (flusher, before each batch is written; an exception there is a write that
-         * failed, a full disk say, before any byte of the batch reached the file), at {@code "before-fsync"} (flusher,
-         * before each fsync of the active segment; an exception there is a failed fsync of bytes already written to
-         * the file), at {@code "snapshot-written"}
-         * and {@code "snapshot-renamed"} (compaction thread), and at {@code "closing"} (once {@link #close()} has
-         * marked the log closed; an exception there is ignored).
+         * failed, a full disk say, before any byte of the batch reached the file), at {@code "before-fsync"} (before
+         * each fsync of the active segment, on the flusher, or with a sync interval above zero on the syncer's thread
+         * or the flusher; an exception there is a failed fsync of bytes already written to the file), at
+         * {@code "snapshot-written"} and {@code "snapshot-renamed"} (compaction thread), and at {@code "closing"}
+         * (once {@link #close()} has marked the log closed; an exception there is ignored).
          */
         void reached(String point) throws IOException;
     }

@@ -18,16 +18,18 @@ import org.slf4j.LoggerFactory;
  * The group commit of a {@link DurableLog} (see "Appending" there): a daemon thread,
  * {@code nereus-durable-log-flusher}, takes every record queued in the {@link AppendQueue}, encodes them into one
  * buffer, writes them to the active segment, fsyncs once and completes their futures in version order (with a
- * sync interval above zero: completes them once written and fsyncs when the interval has passed, at the next batch
- * or when the queue stays empty that long, before a roll and before closing). Before a
+ * sync interval above zero: completes them once written, and once the interval has passed, at the next batch or when
+ * the queue stays empty that long, has the {@link LogSyncer} fsync them on its own thread while it goes on writing;
+ * before a roll and before closing it syncs them itself). Before a
  * batch it rolls to a new segment when the log not covered by a snapshot has outgrown the compaction threshold,
  * and hands the old segments to the {@link LogCompactor}. The first failure of a write, an fsync or a roll kills
  * the log: the batch and every later append fail with it.
  *
  * <p>Threading: everything but the fsync count (atomic) belongs to the flusher thread; futures are completed on
- * it. Logs under {@link DurableLog}'s name. Lifecycle: {@link #start()} once the log is open; the thread runs
- * until the queue is closed and drained, then waits for a running compaction, closes the active segment and runs
- * {@code onStopped} (which releases the directory lock).
+ * it; the syncer's thread only forces the channels it is handed. Logs under {@link DurableLog}'s name. Lifecycle:
+ * {@link #start()} once the log is open; the thread runs until the queue is closed and drained, then stops the
+ * syncer, waits for a running compaction, closes the active segment and runs {@code onStopped} (which releases the
+ * directory lock).
  */
 final class LogFlusher {
     private static final Logger LOG = LoggerFactory.getLogger(DurableLog.class);
@@ -42,13 +44,16 @@ final class LogFlusher {
     private final DurableLog.TestHook hook;
     private final Runnable onStopped;
     private final Thread thread;
+    /** Fsyncs of every group (a sync interval of zero). */
     private final AtomicLong fsyncs = new AtomicLong();
+    /** Makes the interval's fsyncs (a sync interval above zero); null with a sync interval of zero. */
+    private final LogSyncer syncer;
 
     // Owned by the flusher thread.
     private FileChannel active;
     private long lastWrittenVersion;
     private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(1 << 16);
-    /** Records were written since the last fsync (a sync interval above zero). */
+    /** Records were written since the last fsync was asked for (a sync interval above zero). */
     private boolean unsynced;
     private long lastSyncNanos = System.nanoTime();
     private final CRC32C crc = new CRC32C();
@@ -74,9 +79,13 @@ final class LogFlusher {
         this.onStopped = onStopped;
         this.thread = new Thread(this::run, "nereus-durable-log-flusher");
         this.thread.setDaemon(true);
+        this.syncer = options.syncsEveryGroup() ? null : new LogSyncer(dir, hook, this::syncFailed);
     }
 
     void start() {
+        if (syncer != null) {
+            syncer.start();
+        }
         thread.start();
     }
 
@@ -90,9 +99,9 @@ final class LogFlusher {
         joinUninterruptibly(thread);
     }
 
-    /** How many times the flusher has fsynced a batch (and, with a sync interval, written its sync mark). */
+    /** How many times the log has been fsynced (with a sync interval, each time its sync mark written too). */
     long fsyncCount() {
-        return fsyncs.get();
+        return syncer == null ? fsyncs.get() : syncer.fsyncCount();
     }
 
     /** The version of the last record written (flusher thread, or once it has stopped). */
@@ -115,6 +124,9 @@ final class LogFlusher {
 
     /** Run by the flusher when it stops: waits for compaction, then closes the active segment. */
     private void shutdown() {
+        if (syncer != null) {
+            syncer.stop(); // makes the sync asked for last, if syncAtEnd did not take it over
+        }
         Thread compaction = compactor.thread();
         if (compaction != null) {
             joinUninterruptibly(compaction);
@@ -145,13 +157,18 @@ final class LogFlusher {
     private void drainUntilClosed() {
         ArrayList<AppendQueue.Pending> batch = new ArrayList<>();
         while (true) {
-            ArrayList<AppendQueue.Pending> taken = queue.take(batch, unsynced ? syncDueInNanos() : 0);
+            // at least a nanosecond: 0 would wait without limit
+            ArrayList<AppendQueue.Pending> taken = queue.take(batch, unsynced ? Math.max(1, syncDueInNanos()) : 0);
             if (taken == null) {
                 syncAtEnd();
                 return; // closing, and everything queued has been handled
             }
             if (taken.isEmpty()) { // the sync interval passed with nothing queued
-                syncQuietly();
+                if (queue.failure() == null) {
+                    requestSync();
+                } else {
+                    unsynced = false; // a dead log syncs nothing more
+                }
                 continue;
             }
             batch = taken;
@@ -204,8 +221,10 @@ final class LogFlusher {
         writeOut(buf.flip());
         segments.activeGrew(total);
         lastWrittenVersion = batch.get(batch.size() - 1).record().version();
-        if (options.syncsEveryGroup() || syncDueInNanos() <= 0) {
-            sync();
+        if (syncer == null) {
+            syncGroup();
+        } else if (syncDueInNanos() <= 0) {
+            requestSync();
         } else {
             unsynced = true;
         }
@@ -216,41 +235,47 @@ final class LogFlusher {
         return Math.max(0, lastSyncNanos + options.syncInterval().toNanos() - System.nanoTime());
     }
 
-    /**
-     * Fsyncs the active segment; with a sync interval above zero then records how much of it is on disk
-     * ({@link SyncMark}), for recovery after an OS crash.
-     */
-    private void sync() throws IOException {
+    /** Fsyncs the active segment before its group is acknowledged (a sync interval of zero). */
+    private void syncGroup() throws IOException {
         hook.reached("before-fsync");
         active.force(false);
+        fsyncs.incrementAndGet();
+    }
+
+    /** What is written to the active segment now, as a point for the syncer. */
+    private LogSyncer.SyncPoint writtenPoint() {
+        return new LogSyncer.SyncPoint(active, segments.activeFirstVersion(), segments.activeBytes());
+    }
+
+    /** Hands what is written now to the syncer (a sync interval above zero); the interval starts again. */
+    private void requestSync() {
+        syncer.request(writtenPoint());
         lastSyncNanos = System.nanoTime();
         unsynced = false;
-        if (!options.syncsEveryGroup()) {
-            SyncMark.write(dir, segments.activeFirstVersion(), segments.activeBytes());
-        }
-        fsyncs.incrementAndGet(); // counted once its mark is written: a reader of the count then finds the mark
     }
 
-    /** A sync on the interval, outside any batch: a failure kills the log like a failed write. */
-    private void syncQuietly() {
-        if (queue.failure() != null) {
-            unsynced = false;
-            return;
+    /** Fsyncs what is written now on this thread, after a sync running on the syncer's (a sync interval above zero). */
+    private void syncNow() throws IOException {
+        syncer.syncNow(writtenPoint());
+        lastSyncNanos = System.nanoTime();
+        unsynced = false;
+    }
+
+    /** A sync on the syncer's thread failed: the log is dead, and every later append fails. */
+    private void syncFailed(IOException e) {
+        queue.fail(e);
+        LOG.error("Durable log fsync failed in {}; the log is dead and every further append fails", dir, e);
+    }
+
+    /** Written records not yet fsynced are fsynced before the log closes. */
+    private void syncAtEnd() {
+        if (!unsynced || queue.failure() != null) {
+            return; // a sync asked for earlier is made by the syncer before it stops
         }
         try {
-            sync();
+            syncNow();
         } catch (IOException | RuntimeException e) {
-            IOException dead = e instanceof IOException io ? io : new IOException("durable log fsync failed", e);
-            queue.fail(dead);
-            unsynced = false;
-            LOG.error("Durable log fsync failed in {}; the log is dead and every further append fails", dir, e);
-        }
-    }
-
-    /** Written but unsynced records are fsynced before the log closes. */
-    private void syncAtEnd() {
-        if (unsynced) {
-            syncQuietly();
+            syncFailed(e instanceof IOException io ? io : new IOException("durable log fsync failed", e));
         }
     }
 
@@ -274,8 +299,8 @@ final class LogFlusher {
                 || segments.totalBytes() < threshold) {
             return;
         }
-        if (unsynced) {
-            sync(); // a segment before the last is always wholly on disk: recovery refuses damage there
+        if (syncer != null) {
+            syncNow(); // a segment before the last is always wholly on disk: recovery refuses damage there
         }
         long first = lastWrittenVersion + 1;
         FileChannel next = segments.roll(first);

@@ -1,9 +1,11 @@
 package io.nereus.fdb.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,6 +13,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -69,6 +75,67 @@ class DurableLogSyncIntervalTest {
             assertThat(SyncMark.read(dir).orElseThrow().syncedLength()).isEqualTo(Files.size(segment()));
             Thread.sleep(300);
             assertThat(log.fsyncCount()).as("nothing written since: no further fsync").isEqualTo(afterIdle);
+        }
+    }
+
+    @Test
+    void aSlowFsyncOnTheInterval_holdsUpNoAppend_andTheNextSyncCoversEverythingWrittenMeanwhile() throws Exception {
+        DurableLogTestModel model = new DurableLogTestModel();
+        CountDownLatch inFsync = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicReference<String> syncingThread = new AtomicReference<>();
+        try (DurableLog log = DurableLog.open(dir, every(Duration.ofMillis(50)), model)) {
+            log.testHook = point -> {
+                if (point.equals("before-fsync") && inFsync.getCount() > 0) {
+                    syncingThread.set(Thread.currentThread().getName());
+                    inFsync.countDown();
+                    awaitUninterruptibly(release); // a disk that takes its time
+                }
+            };
+            model.appendAll(log, records(5, 1));
+            assertThat(inFsync.await(10, TimeUnit.SECONDS)).as("the interval passed: a sync started").isTrue();
+            assertThat(syncingThread.get()).isEqualTo("nereus-durable-log-syncer");
+            // the sync waits for the disk; appends are written and acknowledged meanwhile
+            for (LogRecord r : records(40, 6)) {
+                model.appendAll(log, List.of(r));
+            }
+            assertThat(log.fsyncCount()).as("the first sync has not finished").isZero();
+            release.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> SyncMark.read(dir).map(SyncMark.Mark::syncedLength)
+                    .orElse(0L) == Files.size(segment()));
+            assertThat(log.fsyncCount()).as("the held sync, then one covering the 40 written while it was held")
+                    .isGreaterThanOrEqualTo(2);
+        }
+        DurableLogTestModel reopened = new DurableLogTestModel();
+        DurableLog.open(dir, every(Duration.ofMillis(50)), reopened).close();
+        assertThat(reopened.version()).isEqualTo(45);
+    }
+
+    @Test
+    void aFailedFsyncOnTheInterval_killsTheLog_laterAppendsFailNamingIt() throws Exception {
+        DurableLogTestModel model = new DurableLogTestModel();
+        try (DurableLog log = DurableLog.open(dir, every(Duration.ofMillis(20)), model)) {
+            log.testHook = point -> {
+                if (point.equals("before-fsync")) {
+                    throw new IOException("Input/output error");
+                }
+            };
+            model.appendAll(log, records(3, 1)); // acknowledged once written, before any fsync
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
+                    catchThrowable(() -> log.append(records(1, 4).get(0)).get(10, TimeUnit.SECONDS)))
+                    .isInstanceOf(ExecutionException.class).hasRootCauseMessage("Input/output error"));
+            assertThat(log.fsyncCount()).isZero();
+        }
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        while (true) {
+            try {
+                latch.await();
+                return;
+            } catch (InterruptedException e) {
+                // the hook runs on the log's own threads; go on waiting
+            }
         }
     }
 
