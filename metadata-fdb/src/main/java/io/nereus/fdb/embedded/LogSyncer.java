@@ -42,7 +42,7 @@ final class LogSyncer {
 
     /**
      * @param hook called at {@code "before-fsync"} before each fsync, on the thread making it
-     * @param onFailure told of a failed fsync made on the syncer's thread, which is then logged by the caller
+     * @param onFailure told of a failed fsync made on the syncer's thread; it kills the log and logs the error
      */
     LogSyncer(Path dir, DurableLog.TestHook hook, Consumer<IOException> onFailure) {
         this.dir = dir;
