@@ -44,7 +44,7 @@ final class LogFlusher {
     private final DurableLog.TestHook hook;
     private final Runnable onStopped;
     private final Thread thread;
-    /** Fsyncs of every group (a sync interval of zero). */
+    /** Fsyncs made, of every group or (a sync interval above zero) by the syncer. */
     private final AtomicLong fsyncs = new AtomicLong();
     /** Makes the interval's fsyncs (a sync interval above zero); null with a sync interval of zero. */
     private final LogSyncer syncer;
@@ -79,7 +79,7 @@ final class LogFlusher {
         this.onStopped = onStopped;
         this.thread = new Thread(this::run, "nereus-durable-log-flusher");
         this.thread.setDaemon(true);
-        this.syncer = options.syncsEveryGroup() ? null : new LogSyncer(dir, hook, this::syncFailed);
+        this.syncer = options.syncsEveryGroup() ? null : new LogSyncer(dir, hook, this::syncFailed, fsyncs);
     }
 
     void start() {
@@ -101,7 +101,7 @@ final class LogFlusher {
 
     /** How many times the log has been fsynced (with a sync interval, each time its sync mark written too). */
     long fsyncCount() {
-        return syncer == null ? fsyncs.get() : syncer.fsyncCount();
+        return fsyncs.get();
     }
 
     /** The version of the last record written (flusher thread, or once it has stopped). */
@@ -275,7 +275,7 @@ final class LogFlusher {
         try {
             syncNow();
         } catch (IOException | RuntimeException e) {
-            syncFailed(e instanceof IOException io ? io : new IOException("durable log fsync failed", e));
+            syncFailed(LogSyncer.asFsyncFailure(e));
         }
     }
 

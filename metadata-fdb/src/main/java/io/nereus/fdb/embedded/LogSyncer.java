@@ -22,7 +22,7 @@ import java.util.function.Consumer;
  * later append fails.
  *
  * <p>Threading: {@link #request}, {@link #syncNow} and {@link #stop} are called by the flusher thread; the fsync count
- * may be read by any thread.
+ * (the log's, counted here too) may be read by any thread.
  */
 final class LogSyncer {
     /** What a sync makes durable: the first {@code bytes} of the segment named {@code firstVersion}. */
@@ -33,7 +33,7 @@ final class LogSyncer {
     private final DurableLog.TestHook hook;
     private final Consumer<IOException> onFailure;
     private final ReentrantLock syncLock = new ReentrantLock();
-    private final AtomicLong fsyncs = new AtomicLong();
+    private final AtomicLong fsyncs;
     private final Thread thread;
     /** The sync asked for and not yet started; guarded by {@code this}. */
     private SyncPoint requested;
@@ -43,11 +43,13 @@ final class LogSyncer {
     /**
      * @param hook called at {@code "before-fsync"} before each fsync, on the thread making it
      * @param onFailure told of a failed fsync made on the syncer's thread; it kills the log and logs the error
+     * @param fsyncs the log's fsync count, raised once each sync's mark is written
      */
-    LogSyncer(Path dir, DurableLog.TestHook hook, Consumer<IOException> onFailure) {
+    LogSyncer(Path dir, DurableLog.TestHook hook, Consumer<IOException> onFailure, AtomicLong fsyncs) {
         this.dir = dir;
         this.hook = hook;
         this.onFailure = onFailure;
+        this.fsyncs = fsyncs;
         this.thread = new Thread(this::run, "nereus-durable-log-syncer");
         this.thread.setDaemon(true);
     }
@@ -88,11 +90,6 @@ final class LogSyncer {
         LogFlusher.joinUninterruptibly(thread);
     }
 
-    /** How many times a segment has been fsynced and its mark written. */
-    long fsyncCount() {
-        return fsyncs.get();
-    }
-
     private void run() {
         while (true) {
             synchronized (this) {
@@ -118,11 +115,16 @@ final class LogSyncer {
                     sync(point);
                 }
             } catch (IOException | RuntimeException e) {
-                onFailure.accept(e instanceof IOException io ? io : new IOException("durable log fsync failed", e));
+                onFailure.accept(asFsyncFailure(e));
             } finally {
                 syncLock.unlock();
             }
         }
+    }
+
+    /** {@code e} as the {@link IOException} a failed fsync kills the log with. */
+    static IOException asFsyncFailure(Exception e) {
+        return e instanceof IOException io ? io : new IOException("durable log fsync failed", e);
     }
 
     /** Forces {@code point}'s channel and records how much of its segment is on disk; holding {@link #syncLock}. */
