@@ -14,6 +14,10 @@ import org.slf4j.LoggerFactory;
  * Pulsar's callback style at the facade (STYLE §9): one future-returning core method per operation, delivered to
  * Pulsar's callback on the ledger's executor with the failure mapped by {@link PulsarErrors}. A result the executor
  * refuses (it was shut down with the broker) is never delivered; entries in it are released, since nobody else will.
+ *
+ * <p>The same holds for the futures the facade returns ({@link #handOff}): Pulsar's code never runs on a metadata
+ * thread, where a blocking call would wait for work queued behind itself (the metadata executor runs what a task
+ * submits after that task, on the same thread) and would hold up every commit meanwhile.
  */
 public final class Callbacks {
     private static final Logger LOG = LoggerFactory.getLogger(Callbacks.class);
@@ -40,6 +44,34 @@ public final class Callbacks {
                 releaseEntries(v);
             }
         });
+    }
+
+    /**
+     * {@code f}'s outcome, completed on {@code executor} so that Pulsar's continuations run there, not on the thread
+     * that completed {@code f}; {@code f} itself when it is already complete (its continuations then run on the
+     * calling thread, Pulsar's own). When the executor refuses (shut down with the broker) the result fails with
+     * {@link RejectedExecutionException} and entries in it are released.
+     */
+    public static <T> CompletableFuture<T> handOff(CompletableFuture<T> f, Executor executor) {
+        if (f.isDone()) {
+            return f;
+        }
+        CompletableFuture<T> handed = new CompletableFuture<>();
+        f.whenComplete((v, t) -> {
+            try {
+                executor.execute(() -> {
+                    if (t == null) {
+                        handed.complete(v);
+                    } else {
+                        handed.completeExceptionally(t);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                releaseEntries(v);
+                handed.completeExceptionally(e);
+            }
+        });
+        return handed;
     }
 
     /** Releases {@code v} when it is an entry, or each entry of {@code v} when it is a collection. */

@@ -1,6 +1,7 @@
 package io.nereus.pulsar;
 
 import io.nereus.error.Failures;
+import io.nereus.metadata.MetadataExecutor;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.object.ObjectStore;
 import io.nereus.object.ObjectStoreConfig;
@@ -23,8 +24,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.bookkeeper.client.BookKeeper;
@@ -74,7 +73,7 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
     private ManagedLedgerClientFactory stock;
     private CompletableFuture<MetadataStore> metadataOpened;
     private CompletableFuture<ObjectStore> objectsOpened;
-    private ExecutorService metadataExecutor;
+    private MetadataExecutor metadataExecutor;
     private OrderedExecutor ledgerExecutor;
     private StreamStorage streams;
     private NereusMetrics metrics;
@@ -98,7 +97,8 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             bookkeeperClass = stock.getDefaultStorageClass();
             BookkeeperManagedLedgerStorageClass bkClass = (BookkeeperManagedLedgerStorageClass) bookkeeperClass;
             BookKeeper bk = bkClass.getBookKeeperClient();
-            metadataExecutor = Executors.newFixedThreadPool(2, daemon("nereus-metadata"));
+            // a commit's chain of callbacks runs on one of these threads, each step right after the one before
+            metadataExecutor = MetadataExecutor.create(2, "nereus-metadata");
             metadataOpened = MetadataStore.open(config.fdbClusterFile(), Optional.of(config.embeddedFdbDir()),
                     config.embeddedFdbSyncInterval(), config.metadataDirectory(), metadataExecutor);
             MetadataStore metadata = metadataOpened.get(30, TimeUnit.SECONDS);
@@ -247,14 +247,5 @@ public class NereusManagedLedgerStorage implements ManagedLedgerStorage {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while the object store opened", e);
         }
-    }
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
     }
 }

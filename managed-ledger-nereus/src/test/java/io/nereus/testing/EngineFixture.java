@@ -5,6 +5,7 @@ import static io.nereus.testing.StreamTesting.await;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.nereus.fdb.embedded.EmbeddedFdb;
+import io.nereus.metadata.MetadataExecutor;
 import io.nereus.metadata.MetadataStore;
 import io.nereus.metadata.NereusKeyspace;
 import io.nereus.object.FilesystemObjectStore;
@@ -33,6 +34,8 @@ public final class EngineFixture implements AutoCloseable {
     public final MetadataStore metadata;
     public final BookKeeper bk;
     public final ObjectStore objects;
+    /** Completes the metadata's callbacks, as the broker's does ({@link MetadataExecutor}). */
+    public final MetadataExecutor metadataExecutor = MetadataExecutor.create(2, "nereus-metadata");
     private final List<StreamStorage> storages = new ArrayList<>();
 
     public EngineFixture(BookKeeperClients cluster, String root) {
@@ -48,7 +51,7 @@ public final class EngineFixture implements AutoCloseable {
     public EngineFixture(BookKeeperClients cluster, String root, ObjectStore objects, EmbeddedFdb fdb) {
         this.fdb = fdb;
         metadata = await(MetadataStore.open(fdb, new NereusKeyspace(new Subspace(Tuple.from("nereus", root))),
-                fdb.getExecutor()));
+                metadataExecutor));
         bk = cluster.newClient();
         this.objects = objects;
     }
@@ -91,5 +94,6 @@ public final class EngineFixture implements AutoCloseable {
         await(CompletableFuture.allOf(closing.toArray(new CompletableFuture<?>[0])));
         objects.close();
         fdb.close();
+        metadataExecutor.shutdown();
     }
 }

@@ -6,6 +6,7 @@ import io.nereus.error.NereusException;
 import io.nereus.generation.CompactionResult;
 import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.StreamEntry;
+import io.nereus.pulsar.Callbacks;
 import io.nereus.pulsar.PulsarEntries;
 import io.nereus.pulsar.ledger.OpenLedger;
 import io.netty.buffer.ByteBuf;
@@ -94,7 +95,12 @@ final class NereusTopicCompactionService implements TopicCompactionService {
 
     /** The current compacted generation (its range end is the horizon); empty when the topic has none. */
     CompletableFuture<Optional<IndexRecord>> compactedRecord() {
-        return view();
+        return handOff(view());
+    }
+
+    /** {@code f} completed on the ledger's executor: the broker's code never runs on a metadata thread. */
+    private <T> CompletableFuture<T> handOff(CompletableFuture<T> f) {
+        return Callbacks.handOff(f, ledger.executor());
     }
 
     /**
@@ -104,7 +110,7 @@ final class NereusTopicCompactionService implements TopicCompactionService {
     @Override
     public CompletableFuture<Void> compact() {
         return compactionCursor.open()
-                .thenCompose(opened -> compactOnce(TRIMMED_RETRIES))
+                .thenCompose(opened -> handOff(compactOnce(TRIMMED_RETRIES))) // moveTo calls into the broker
                 .thenCompose(result -> {
                     // read again rather than taking the result's record: a drop may have come after the publication
                     current = load();
@@ -158,7 +164,7 @@ final class NereusTopicCompactionService implements TopicCompactionService {
         long from = startPosition.getLedgerId() < ledger.ledgerId() ? 0
                 : startPosition.getLedgerId() > ledger.ledgerId() ? Long.MAX_VALUE
                 : Math.max(0, startPosition.getEntryId());
-        return read(from, numberOfEntriesToRead, true).thenApply(this::entries);
+        return handOff(read(from, numberOfEntriesToRead, true).thenApply(this::entries));
     }
 
     /** Compacted entries from the first ending after {@code from}; none at or beyond the horizon. */
@@ -189,14 +195,14 @@ final class NereusTopicCompactionService implements TopicCompactionService {
 
     @Override
     public CompletableFuture<Entry> readLastCompactedEntry() {
-        return view().thenCompose(record -> record.isEmpty() ? CompletableFuture.completedFuture(null)
+        return handOff(view().thenCompose(record -> record.isEmpty() ? CompletableFuture.completedFuture(null)
                 : ledger.storage().compactor().last(record.get()).thenApply(last -> last.map(e ->
-                        PulsarEntries.take(ledger.ledgerId(), e)).orElse(null)));
+                        PulsarEntries.take(ledger.ledgerId(), e)).orElse(null))));
     }
 
     @Override
     public CompletableFuture<Position> getLastCompactedPosition() {
-        return view().thenApply(record -> record.map(this::lastPosition).orElse(null));
+        return handOff(view().thenApply(record -> record.map(this::lastPosition).orElse(null)));
     }
 
     @Override
@@ -220,7 +226,7 @@ final class NereusTopicCompactionService implements TopicCompactionService {
      * one entry per key at most, so a scan is bounded by the keys); {@code null} when none does.
      */
     private CompletableFuture<Entry> findFirst(Predicate<StreamEntry> predicate) {
-        return findFrom(0, predicate);
+        return handOff(findFrom(0, predicate));
     }
 
     private CompletableFuture<Entry> findFrom(long from, Predicate<StreamEntry> predicate) {

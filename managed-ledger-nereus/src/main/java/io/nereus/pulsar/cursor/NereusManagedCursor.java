@@ -375,7 +375,7 @@ public final class NereusManagedCursor implements ManagedCursor {
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                     "cursor property key and value must not be null: " + key + "=" + value));
         }
-        return persist(state.updateCursorProperties(m -> m.put(key, value)), false);
+        return handOff(persist(state.updateCursorProperties(m -> m.put(key, value)), false));
     }
 
     @Override
@@ -384,15 +384,15 @@ public final class NereusManagedCursor implements ManagedCursor {
             return CompletableFuture.failedFuture(new IllegalArgumentException("cursor properties must not be null"));
         }
         Map<String, String> copy = new HashMap<>(newProperties);
-        return persist(state.updateCursorProperties(m -> {
+        return handOff(persist(state.updateCursorProperties(m -> {
             m.clear();
             m.putAll(copy);
-        }), false);
+        }), false));
     }
 
     @Override
     public CompletableFuture<Void> removeCursorProperty(String key) {
-        return persist(state.updateCursorProperties(m -> m.remove(key)), false);
+        return handOff(persist(state.updateCursorProperties(m -> m.remove(key)), false));
     }
 
     // ---------------------------------------------------------------- reads
@@ -872,7 +872,7 @@ public final class NereusManagedCursor implements ManagedCursor {
         if (state.isClosed()) {
             return CompletableFuture.failedFuture(state.closedError());
         }
-        return reads.scan(state.scanStart(startingPosition), condition, batchSize, maxEntries, timeOutMs);
+        return handOff(reads.scan(state.scanStart(startingPosition), condition, batchSize, maxEntries, timeOutMs));
     }
 
     // ---------------------------------------------------------------- throttling, stats
@@ -971,6 +971,11 @@ public final class NereusManagedCursor implements ManagedCursor {
 
     private <T> void deliver(CompletableFuture<T> f, Consumer<T> ok, Consumer<ManagedLedgerException> failed) {
         Callbacks.deliver(f, host.executor(), ok, failed);
+    }
+
+    /** {@code f} completed on the ledger's executor, for a future returned to Pulsar ({@link Callbacks#handOff}). */
+    private <T> CompletableFuture<T> handOff(CompletableFuture<T> f) {
+        return Callbacks.handOff(f, host.executor());
     }
 
     private void deliverRead(CompletableFuture<List<Entry>> f, AsyncCallbacks.ReadEntriesCallback callback,

@@ -581,13 +581,13 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         if (at >= committedEnd) {
             return CompletableFuture.completedFuture(-1L);
         }
-        return readOne(at).thenApply(e -> {
+        return Callbacks.handOff(readOne(at).thenApply(e -> {
             try {
                 return PublishTimes.of(e);
             } finally {
                 e.release();
             }
-        });
+        }), executor);
     }
 
     @Override
@@ -640,7 +640,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
     @Override
     public CompletableFuture<Position> getLastDispatchablePosition(Predicate<Entry> predicate,
             Position startPosition) {
-        return reads.newestAtOrBefore(predicate, startPosition);
+        return Callbacks.handOff(reads.newestAtOrBefore(predicate, startPosition), executor);
     }
 
     /**
@@ -649,9 +649,9 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
      */
     @Override
     public CompletableFuture<Position> asyncFindPosition(Predicate<Entry> predicate) {
-        return EntrySearch.newestMatching(this, trimOffset, committedEnd, predicate).thenApply(found ->
+        return Callbacks.handOff(EntrySearch.newestMatching(this, trimOffset, committedEnd, predicate).thenApply(found ->
                 found.isEmpty() ? PositionFactory.create(ledgerId, trimOffset)
-                        : getNextValidPosition(PositionFactory.create(ledgerId, found.getAsLong())));
+                        : getNextValidPosition(PositionFactory.create(ledgerId, found.getAsLong()))), executor);
     }
 
     // ---- lifecycle ----
@@ -698,9 +698,9 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public CompletableFuture<Position> asyncMigrate() {
-        return setPropertiesAsync(Map.of(MIGRATED_PROPERTY, "true"), false).thenCompose(ignored ->
+        return Callbacks.handOff(setPropertiesAsync(Map.of(MIGRATED_PROPERTY, "true"), false).thenCompose(ignored ->
                 state == LedgerState.TERMINATED ? CompletableFuture.completedFuture(getLastConfirmedEntry())
-                        : terminateAsync());
+                        : terminateAsync()), executor);
     }
 
     @Override
@@ -843,7 +843,7 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public void trimConsumedLedgersInBackground(CompletableFuture<?> promise) {
-        trimmer.trimNow().whenComplete((v, t) -> {
+        Callbacks.handOff(trimmer.trimNow(), executor).whenComplete((v, t) -> {
             if (t != null) {
                 promise.completeExceptionally(PulsarErrors.map(t));
             } else {
@@ -863,8 +863,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
         for (NereusManagedCursor c : cursors.all()) {
             clears.add(c.clearBacklogAsync());
         }
-        return CompletableFuture.allOf(clears.toArray(CompletableFuture[]::new))
-                .thenCompose(v -> trimmer.truncateNow());
+        return Callbacks.handOff(CompletableFuture.allOf(clears.toArray(CompletableFuture[]::new))
+                .thenCompose(v -> trimmer.truncateNow()), executor);
     }
 
     /**
@@ -1040,7 +1040,8 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
 
     @Override
     public CompletableFuture<ManagedLedgerInternalStats> getManagedLedgerInternalStats(boolean includeLedgerMetadata) {
-        return offload.refresh().thenApply(coverage -> LedgerInternalStats.of(this, includeLedgerMetadata));
+        return Callbacks.handOff(
+                offload.refresh().thenApply(coverage -> LedgerInternalStats.of(this, includeLedgerMetadata)), executor);
     }
 
     long entriesAdded() {

@@ -184,7 +184,7 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
             return Optional.empty();
         }
         NereusManagedLedger ml = f.join();
-        return Optional.of(new OpenLedger(ml.getName(), ml.ledgerId(), ml.stream(), streams));
+        return Optional.of(new OpenLedger(ml.getName(), ml.ledgerId(), ml.stream(), streams, ml.executor()));
     }
 
     /** A ledger closed or was deleted: forget it, so the next open starts afresh. */
@@ -304,7 +304,8 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
 
     @Override
     public CompletableFuture<Boolean> asyncExists(String name) {
-        return metadata.catalog().catalogEntry(name).thenApply(e -> e.isPresent() && e.get().state() == CatalogState.ACTIVE);
+        return Callbacks.handOff(metadata.catalog().catalogEntry(name)
+                .thenApply(e -> e.isPresent() && e.get().state() == CatalogState.ACTIVE), executor.chooseThread(name));
     }
 
     @Override
@@ -313,12 +314,12 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
         if (open != null && open.isDone() && !open.isCompletedExceptionally()) {
             return CompletableFuture.completedFuture(open.join().getProperties());
         }
-        return metadata.catalog().catalogEntry(name).thenCompose(e -> {
+        return Callbacks.handOff(metadata.catalog().catalogEntry(name).thenCompose(e -> {
             if (e.isEmpty() || e.get().state() != CatalogState.ACTIVE) {
                 return CompletableFuture.completedFuture(Map.<String, String>of());
             }
             return cursorStore.loadProperties(e.get().streamId()).thenApply(p -> Map.copyOf(p.values()));
-        });
+        }), executor.chooseThread(name));
     }
 
     /** Fills {@code stats} from the stored head and cursors of a topic not loaded on this broker. */
@@ -399,8 +400,8 @@ public final class NereusManagedLedgerFactory implements ManagedLedgerFactory {
             closes.add(f.handle((ml, t) -> ml).thenCompose(ml -> ml == null ? CompletableFuture.completedFuture(null)
                     : ml.closeAsync()));
         }
-        return CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new))
-                .whenComplete((v, t) -> scheduler.shutdownNow());
+        return Callbacks.handOff(CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new))
+                .whenComplete((v, t) -> scheduler.shutdownNow()), executor.chooseThread());
     }
 
     @Override

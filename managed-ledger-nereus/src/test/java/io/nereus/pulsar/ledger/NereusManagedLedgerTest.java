@@ -396,6 +396,42 @@ class NereusManagedLedgerTest {
                 .isInstanceOf(ManagedLedgerException.ManagedLedgerNotFoundException.class);
     }
 
+    /**
+     * Pulsar's continuations of the futures the facade returns run on the ledger's executor (or on the calling thread
+     * when a future is complete already), never on the thread that completed the metadata work: a blocking call there
+     * would wait for itself ({@link io.nereus.pulsar.Callbacks#handOff}).
+     */
+    @Test
+    void futuresReturnedToPulsar_completeOnTheLedgersExecutor() throws Exception {
+        NereusManagedLedgerFactory f = broker("b1");
+        ManagedLedger ml = f.open("handed");
+        ManagedCursor cursor = ml.openCursor("sub", CommandSubscribe.InitialPosition.Earliest);
+        Position last = null;
+        for (int i = 0; i < 3; i++) {
+            last = ml.addEntry(bytes("m" + i));
+        }
+        f.open("other").close(); // stored, not open: its properties are read from the metadata
+        String caller = Thread.currentThread().getName();
+        Map<String, CompletableFuture<String>> threads = new java.util.LinkedHashMap<>();
+        threads.put("asyncExists", threadOf(f.asyncExists("handed")));
+        threads.put("getManagedLedgerPropertiesAsync", threadOf(f.getManagedLedgerPropertiesAsync("other")));
+        threads.put("getManagedLedgerInternalStats", threadOf(ml.getManagedLedgerInternalStats(false)));
+        threads.put("asyncFindPosition", threadOf(ml.asyncFindPosition(e -> true)));
+        threads.put("getLastDispatchablePosition", threadOf(ml.getLastDispatchablePosition(e -> true, last)));
+        threads.put("asyncMigrate", threadOf(ml.asyncMigrate()));
+        threads.put("putCursorProperty", threadOf(cursor.putCursorProperty("k", "v")));
+        threads.put("scan", threadOf(cursor.scan(Optional.empty(), e -> true, 10, 10, 10_000)));
+        for (Map.Entry<String, CompletableFuture<String>> e : threads.entrySet()) {
+            assertThat(await(e.getValue())).as(e.getKey()).matches(n -> n.startsWith("test-ml-b1") || n.equals(caller),
+                    "the ledger's executor or the caller");
+        }
+    }
+
+    /** The thread on which a continuation of {@code f} attached now runs. */
+    private static CompletableFuture<String> threadOf(CompletableFuture<?> f) {
+        return f.handle((v, t) -> Thread.currentThread().getName());
+    }
+
     @Test
     void readOnlyCursor_readsWhatTheWriterCommitted() throws Exception {
         NereusManagedLedgerFactory f = broker("b1");
