@@ -649,9 +649,10 @@ final class NereusManagedLedger implements ManagedLedger, CursorHost {
      */
     @Override
     public CompletableFuture<Position> asyncFindPosition(Predicate<Entry> predicate) {
-        return Callbacks.handOff(EntrySearch.newestMatching(this, trimOffset, committedEnd, predicate).thenApply(found ->
-                found.isEmpty() ? PositionFactory.create(ledgerId, trimOffset)
-                        : getNextValidPosition(PositionFactory.create(ledgerId, found.getAsLong()))), executor);
+        CompletableFuture<Position> found = EntrySearch.newestMatching(this, trimOffset, committedEnd, predicate)
+                .thenApply(newest -> newest.isEmpty() ? PositionFactory.create(ledgerId, trimOffset)
+                        : getNextValidPosition(PositionFactory.create(ledgerId, newest.getAsLong())));
+        return Callbacks.handOff(found, executor);
     }
 
     // ---- lifecycle ----
