@@ -51,7 +51,11 @@ import org.apache.bookkeeper.client.BookKeeper;
  *
  * <p>Threads: the instance's own threads (the WAL writer's owner, the WAL timer {@code nereus-wal-timer}, the
  * materializer, the collector, the compactor) come from the {@link EngineRuntime} it is created with, daemon threads
- * ({@link EngineRuntime#THREADS}) unless a test gives another; its time comes from the {@link Clock} beside it.
+ * ({@link EngineRuntime#THREADS}) unless a test gives another; its time comes from the {@link Clock} beside it. Its
+ * futures complete on whichever thread finished the work: BookKeeper's, the WAL writer's, or the metadata store's
+ * executor, which in the broker runs a continuation in place, on the thread that completed the step before it
+ * ({@code MetadataExecutor}). A continuation must therefore never block; a front end hands results to an executor of
+ * its own before its code runs, as the Pulsar facade does ({@code Callbacks.handOff}).
  */
 public final class StreamStorage implements AutoCloseable {
     private final MetadataStore metadata;
