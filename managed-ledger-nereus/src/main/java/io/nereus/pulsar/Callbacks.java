@@ -4,6 +4,7 @@ import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.apache.bookkeeper.mledger.Entry;
 import org.apache.bookkeeper.mledger.ManagedLedgerException;
@@ -27,23 +28,17 @@ public final class Callbacks {
 
     public static <T> void deliver(CompletableFuture<T> f, Executor executor, Consumer<T> ok,
             Consumer<ManagedLedgerException> failed) {
-        f.whenComplete((v, t) -> {
+        whenCompleteOn(f, executor, (v, t) -> {
             try {
-                executor.execute(() -> {
-                    try {
-                        if (t == null) {
-                            ok.accept(v);
-                        } else {
-                            failed.accept(PulsarErrors.map(t));
-                        }
-                    } catch (RuntimeException e) {
-                        LOG.warn("a Pulsar callback failed", e); // as before: it does not reach the executor
-                    }
-                });
-            } catch (RejectedExecutionException e) {
-                releaseEntries(v);
+                if (t == null) {
+                    ok.accept(v);
+                } else {
+                    failed.accept(PulsarErrors.map(t));
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("a Pulsar callback failed", e); // as before: it does not reach the executor
             }
-        });
+        }, refused -> { });
     }
 
     /**
@@ -57,21 +52,30 @@ public final class Callbacks {
             return f;
         }
         CompletableFuture<T> handed = new CompletableFuture<>();
+        whenCompleteOn(f, executor, (v, t) -> {
+            if (t == null) {
+                handed.complete(v);
+            } else {
+                handed.completeExceptionally(t);
+            }
+        }, handed::completeExceptionally);
+        return handed;
+    }
+
+    /**
+     * Runs {@code action} with {@code f}'s outcome on {@code executor} once {@code f} completes; when the executor
+     * refuses, releases the entries in the result and tells {@code refused} instead.
+     */
+    private static <T> void whenCompleteOn(CompletableFuture<T> f, Executor executor,
+            BiConsumer<T, Throwable> action, Consumer<RejectedExecutionException> refused) {
         f.whenComplete((v, t) -> {
             try {
-                executor.execute(() -> {
-                    if (t == null) {
-                        handed.complete(v);
-                    } else {
-                        handed.completeExceptionally(t);
-                    }
-                });
+                executor.execute(() -> action.accept(v, t));
             } catch (RejectedExecutionException e) {
                 releaseEntries(v);
-                handed.completeExceptionally(e);
+                refused.accept(e);
             }
         });
-        return handed;
     }
 
     /** Releases {@code v} when it is an entry, or each entry of {@code v} when it is a collection. */
