@@ -4,6 +4,8 @@ import io.nereus.metadata.StreamEntry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledHeapByteBuf;
+import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
+import io.netty.util.internal.PlatformDependent;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -50,8 +52,9 @@ public final class BlockCache {
     }
 
     /**
-     * A block's stored bytes wrapped without a copy (unpooled heap memory), counted in {@link #liveBytes} from its
-     * creation until its last reference, the cache's or a reader's slice's, is released.
+     * A block's stored bytes in an array wrapped without a copy (unpooled heap memory: what a store without its own
+     * buffers returns, as {@link ObjectStore#get}), counted in {@link #liveBytes} from its creation until its last
+     * reference, the cache's or a reader's slice's, is released.
      */
     private final class BlockBuffer extends UnpooledHeapByteBuf {
         BlockBuffer(byte[] bytes) {
@@ -63,6 +66,31 @@ public final class BlockCache {
         protected void deallocate() {
             live.add(-capacity());
             super.deallocate();
+        }
+    }
+
+    /**
+     * A block's stored bytes in direct memory held by another buffer ({@code fetched}: a pooled one the object store
+     * filled), seen without a copy and counted in {@link #liveBytes} like {@link BlockBuffer}; its last release
+     * releases {@code fetched}, which gives the memory back to its pool.
+     */
+    private final class DirectBlockBuffer extends UnpooledUnsafeDirectByteBuf {
+        private final ByteBuf fetched;
+        private final int length;
+
+        DirectBlockBuffer(ByteBuf fetched) {
+            super(UnpooledByteBufAllocator.DEFAULT, fetched.nioBuffer(fetched.readerIndex(), fetched.readableBytes()),
+                    fetched.readableBytes());
+            this.fetched = fetched;
+            this.length = fetched.readableBytes();
+            live.add(length);
+        }
+
+        @Override
+        protected void deallocate() {
+            super.deallocate(); // a buffer given to the constructor is not freed by it: fetched owns the memory
+            live.add(-length);
+            fetched.release();
         }
     }
 
@@ -108,9 +136,27 @@ public final class BlockCache {
         return readAheadBlocks;
     }
 
-    /** A buffer of a fetched block's stored bytes (not copied), with one reference, the caller's; see {@link #liveBytes}. */
-    ByteBuf wrap(byte[] storedBytes) {
-        return new BlockBuffer(storedBytes);
+    /**
+     * A buffer of a fetched block's stored bytes, {@code fetched}'s readable bytes, not copied, with one reference, the
+     * caller's; counted in {@link #liveBytes} until it is released. Takes over {@code fetched}'s reference: direct
+     * memory (the filesystem store's pooled buffers) is released when the last slice of the block is; an array
+     * wrapped whole is taken as it is; anything else is copied into an array of its own.
+     */
+    ByteBuf wrap(ByteBuf fetched) {
+        if (fetched.isDirect() && PlatformDependent.hasUnsafe()) {
+            return new DirectBlockBuffer(fetched);
+        }
+        try {
+            if (fetched.hasArray() && fetched.arrayOffset() == 0 && fetched.readerIndex() == 0
+                    && fetched.readableBytes() == fetched.array().length) {
+                return new BlockBuffer(fetched.array());
+            }
+            byte[] copy = new byte[fetched.readableBytes()];
+            fetched.getBytes(fetched.readerIndex(), copy);
+            return new BlockBuffer(copy);
+        } finally {
+            fetched.release();
+        }
     }
 
     /** The cached block, with a reference of the caller's own; null when not cached. */

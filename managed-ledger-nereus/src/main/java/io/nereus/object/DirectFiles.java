@@ -2,6 +2,7 @@ package io.nereus.object;
 
 import com.sun.nio.file.ExtendedOpenOption;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.io.EOFException;
 import java.io.IOException;
@@ -25,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * sits in memory the bookie's journal and entry logs want. Direct I/O moves the bytes between the device and this
  * process's memory without that copy: writes go through an aligned staging buffer of {@value #STAGING_BYTES} bytes
  * per I/O thread (the object's own buffers are not aligned), the last block padded and the file then truncated to
- * its length; reads fetch the aligned blocks around the range into the staging buffer and copy the range out.
+ * its length; reads fetch the aligned blocks around the range into the staging buffer and copy the range out, or,
+ * for blocks read into buffers of their own ({@link #readBuffer}), straight into an aligned region of that buffer.
  *
  * <p>Whether the directory's filesystem allows it is found by {@link #probe} (some filesystems refuse
  * {@code O_DIRECT}); where it does not, the store uses the page cache as before.
@@ -163,6 +165,45 @@ public final class DirectFiles {
             out.writeBytes(buffer.duplicate().position(skip).limit(skip + take));
             copied += take;
             position += chunk;
+        }
+    }
+
+    /**
+     * Reads {@code length} bytes from {@code offset} of the file {@code ch} has open for direct reads into a new
+     * direct buffer of {@code alloc}, with no copy: the aligned blocks around the range are read into an aligned
+     * region of the buffer, whose readable bytes are then the range (the buffer holds up to two blocks more around
+     * them, and one block of room for the alignment). The caller owns the buffer's one reference. Falls back to
+     * {@link #read(FileChannel, long, int, ByteBuf)} through the staging buffer when the buffer's address is not
+     * known (no {@code Unsafe}). Fails with {@link EOFException} when the file turns out shorter.
+     */
+    public ByteBuf readBuffer(FileChannel ch, long offset, int length, ByteBufAllocator alloc) throws IOException {
+        long mask = alignment - 1L;
+        long position = offset & ~mask;
+        int span = Math.toIntExact(((offset + length + mask) & ~mask) - position);
+        ByteBuf out = alloc.directBuffer(span + alignment);
+        try {
+            if (!out.hasMemoryAddress()) {
+                read(ch, offset, length, out);
+                return out;
+            }
+            int pad = (int) (-out.memoryAddress() & mask);
+            ByteBuffer region = out.nioBuffer(pad, span);
+            while (region.hasRemaining()) {
+                int n = ch.read(region, position + region.position());
+                if (n <= 0 || (region.position() & mask) != 0) {
+                    break; // the file's end: direct reads fall short of a block only there
+                }
+            }
+            int skip = (int) (offset - position);
+            if (region.position() - skip < length) {
+                throw new EOFException("the file ends at " + (position + region.position()) + ", before byte "
+                        + (offset + length));
+            }
+            out.setIndex(pad + skip, pad + skip + length);
+            return out;
+        } catch (IOException | RuntimeException e) {
+            out.release();
+            throw e;
         }
     }
 

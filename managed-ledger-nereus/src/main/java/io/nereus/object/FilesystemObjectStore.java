@@ -3,6 +3,8 @@ package io.nereus.object;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.NereusException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -76,6 +78,8 @@ public final class FilesystemObjectStore implements ObjectStore {
     static final String VERSION_PREFIX = "crc32c:";
     static final long CLOSE_WAIT_SECONDS = 30;
     private static final Logger LOG = LoggerFactory.getLogger(FilesystemObjectStore.class);
+    /** Where {@link #getBuffer}'s buffers come from: Netty's pooled allocator, as the WAL's batches. */
+    private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
 
     private final Path root;
     private final Path tmp;
@@ -179,6 +183,19 @@ public final class FilesystemObjectStore implements ObjectStore {
         return run("get", "name", name, () -> read(name, range));
     }
 
+    /**
+     * As {@link #get}, into a pooled direct buffer: with direct I/O read straight into it (no copy, no heap array),
+     * otherwise through the page cache into it.
+     */
+    @Override
+    public CompletableFuture<ByteBuf> getBuffer(ObjectName name, ByteRange range) {
+        Optional<RuntimeException> bad = ObjectErrors.badGet(name, range);
+        if (bad.isPresent()) {
+            return CompletableFuture.failedFuture(bad.get());
+        }
+        return run("get", "name", name, () -> readBuffer(name, range));
+    }
+
     @Override
     public CompletableFuture<Void> delete(ObjectName name) {
         Optional<RuntimeException> bad = ObjectErrors.badName(name);
@@ -279,6 +296,35 @@ public final class FilesystemObjectStore implements ObjectStore {
     }
 
     private byte[] read(ObjectName name, ByteRange range) throws IOException {
+        int length = (int) range.length();
+        return read(name, range, ch -> direct.read(ch, range.offset(), length), ch -> {
+            byte[] out = new byte[length];
+            readFully(name, range, ch, ByteBuffer.wrap(out));
+            return out;
+        });
+    }
+
+    private ByteBuf readBuffer(ObjectName name, ByteRange range) throws IOException {
+        int length = (int) range.length();
+        return read(name, range, ch -> direct.readBuffer(ch, range.offset(), length, ALLOC), ch -> {
+            ByteBuf out = ALLOC.directBuffer(length);
+            try {
+                readFully(name, range, ch, out.nioBuffer(0, length));
+                return out.writerIndex(length);
+            } catch (IOException | RuntimeException e) {
+                out.release();
+                throw e;
+            }
+        });
+    }
+
+    /** What a read does with the object's open file: through {@link #direct}, or through the page cache. */
+    private interface ChannelRead<T> {
+        T read(FileChannel ch) throws IOException;
+    }
+
+    private <T> T read(ObjectName name, ByteRange range, ChannelRead<T> directRead, ChannelRead<T> cachedRead)
+            throws IOException {
         Path path = path(name);
         if (!isObject(path)) {
             throw ObjectErrors.missing(name);
@@ -290,21 +336,23 @@ public final class FilesystemObjectStore implements ObjectStore {
             }
             if (direct != null) {
                 try {
-                    return direct.read(ch, range.offset(), (int) range.length());
+                    return directRead.read(ch);
                 } catch (EOFException e) {
                     throw ObjectErrors.range(name, range); // shortened since ch.size()
                 }
             }
-            byte[] out = new byte[(int) range.length()];
-            ByteBuffer buffer = ByteBuffer.wrap(out);
-            while (buffer.hasRemaining()) {
-                if (ch.read(buffer, range.offset() + buffer.position()) < 0) {
-                    throw ObjectErrors.range(name, range);
-                }
-            }
-            return out;
+            return cachedRead.read(ch);
         } catch (NoSuchFileException e) {
             throw ObjectErrors.missing(name); // removed since isObject
+        }
+    }
+
+    private static void readFully(ObjectName name, ByteRange range, FileChannel ch, ByteBuffer out)
+            throws IOException {
+        while (out.hasRemaining()) {
+            if (ch.read(out, range.offset() + out.position()) < 0) {
+                throw ObjectErrors.range(name, range);
+            }
         }
     }
 

@@ -1,5 +1,7 @@
 package io.nereus.object;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -46,6 +48,16 @@ public interface ObjectStore extends AutoCloseable {
      * (offset at most its size) returns no bytes; the object must still exist.
      */
     CompletableFuture<byte[]> get(ObjectName name, ByteRange range);
+
+    /**
+     * As {@link #get}, in a buffer whose readable bytes are the range; the caller owns its one reference and
+     * releases it. What a reader of object blocks uses: a store that can fills pooled direct memory (the filesystem
+     * store), which leaves the garbage collector nothing to collect per block read; by default the array of
+     * {@link #get}, wrapped without a copy.
+     */
+    default CompletableFuture<ByteBuf> getBuffer(ObjectName name, ByteRange range) {
+        return get(name, range).thenApply(Unpooled::wrappedBuffer);
+    }
 
     /**
      * Removes the object {@code name}. Idempotent: removing an object that does not exist succeeds, so a

@@ -9,6 +9,7 @@ import io.nereus.metadata.ReadView;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.metadata.StreamId;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,11 +39,29 @@ public final class StreamObjectReader {
     public interface RangeSource {
         CompletableFuture<byte[]> read(long position, int length);
 
-        /** Ranged gets of the object {@code name} in {@code store}. */
+        /**
+         * As {@link #read}, in a buffer whose readable bytes are those read, with one reference the caller releases:
+         * how blocks are fetched. By default the array of {@link #read}, wrapped.
+         */
+        default CompletableFuture<ByteBuf> readBuffer(long position, int length) {
+            return read(position, length).thenApply(Unpooled::wrappedBuffer);
+        }
+
+        /** Ranged gets of the object {@code name} in {@code store} ({@link ObjectStore#getBuffer} for blocks). */
         static RangeSource of(ObjectStore store, ObjectName name) {
             Objects.requireNonNull(store, "store");
             Objects.requireNonNull(name, "name");
-            return (position, length) -> store.get(name, ByteRange.of(position, length));
+            return new RangeSource() {
+                @Override
+                public CompletableFuture<byte[]> read(long position, int length) {
+                    return store.get(name, ByteRange.of(position, length));
+                }
+
+                @Override
+                public CompletableFuture<ByteBuf> readBuffer(long position, int length) {
+                    return store.getBuffer(name, ByteRange.of(position, length));
+                }
+            };
         }
     }
 
@@ -359,7 +378,7 @@ public final class StreamObjectReader {
     private CompletableFuture<BlockCache.Decoded> fetch(int i) {
         Block k = blocks[i];
         long end = i + 1 < blocks.length ? blocks[i + 1].first() : range.end();
-        return source.read(k.position(), k.length()).thenApply(bytes -> {
+        return source.readBuffer(k.position(), k.length()).thenApply(bytes -> {
             BlockCache.Decoded decoded = decodeBlock(i, k, end, bytes);
             cache.put(name, i, decoded);
             return decoded;
@@ -367,53 +386,60 @@ public final class StreamObjectReader {
     }
 
     /**
-     * The block's entries, checked; their payloads are slices of {@code bytes} wrapped ({@link BlockCache#wrap}:
-     * unpooled heap memory, so the block is never copied again on its way to a reader), and the caller owns the one
-     * reference to it. A block that fails its checks is released here.
+     * The block's entries, checked; their payloads are slices of the block's stored bytes, {@code fetched}'s readable
+     * bytes, which {@link BlockCache#wrap} takes over without a copy (so the block is never copied again on its way to
+     * a reader), and the caller owns the one reference to the result. A block that fails its checks is released here.
      */
-    private BlockCache.Decoded decodeBlock(int i, Block k, long end, byte[] bytes) {
-        checkLength(name, bytes, k.length(), "block " + i);
-        CRC32C crc = new CRC32C();
-        crc.update(bytes);
-        if ((int) crc.getValue() != k.crc()) {
-            throw corrupt(name, "block CRC-32C mismatch", "block", i, "stored", Integer.toHexString(k.crc()),
-                    "computed", Long.toHexString(crc.getValue()));
-        }
-        ByteBuf buffer = cache.wrap(bytes);
+    private BlockCache.Decoded decodeBlock(int i, Block k, long end, ByteBuf fetched) {
+        ByteBuf buffer = cache.wrap(fetched);
         try {
-            return new BlockCache.Decoded(buffer, entries(i, k, end, bytes, buffer));
+            if (buffer.readableBytes() != k.length()) {
+                throw corrupt(name, "short read", "part", "block " + i, "expected", k.length(), "read",
+                        buffer.readableBytes());
+            }
+            CRC32C crc = new CRC32C();
+            crc.update(buffer.nioBuffer());
+            if ((int) crc.getValue() != k.crc()) {
+                throw corrupt(name, "block CRC-32C mismatch", "block", i, "stored", Integer.toHexString(k.crc()),
+                        "computed", Long.toHexString(crc.getValue()));
+            }
+            return new BlockCache.Decoded(buffer, entries(i, k, end, buffer));
         } catch (RuntimeException e) {
             buffer.release();
             throw e;
         }
     }
 
-    private List<StreamEntry> entries(int i, Block k, long end, byte[] bytes, ByteBuf buffer) {
-        ByteBuffer b = ByteBuffer.wrap(bytes);
+    private List<StreamEntry> entries(int i, Block k, long end, ByteBuf buffer) {
+        int at = buffer.readerIndex();
+        int stop = buffer.writerIndex();
         List<StreamEntry> entries = new ArrayList<>(k.entries());
         long next = k.first();
         for (int n = 0; n < k.entries(); n++) {
-            if (b.remaining() < (sparse ? StreamObjectFormat.SPARSE_ENTRY_HEADER_BYTES
+            if (stop - at < (sparse ? StreamObjectFormat.SPARSE_ENTRY_HEADER_BYTES
                     : StreamObjectFormat.ENTRY_HEADER_BYTES)) {
                 throw corrupt(name, "block truncated", "block", i, "entry", n);
             }
             if (sparse) {
-                long at = b.getLong();
-                if (at < next || (n == 0 && at != k.first())) {
-                    throw corrupt(name, "sparse entry offset", "block", i, "entry", n, "offset", at, "min", next);
+                long offset = buffer.getLong(at);
+                at += Long.BYTES;
+                if (offset < next || (n == 0 && offset != k.first())) {
+                    throw corrupt(name, "sparse entry offset", "block", i, "entry", n, "offset", offset, "min",
+                            next);
                 }
-                next = at;
+                next = offset;
             }
-            int records = b.getInt();
-            int length = b.getInt();
-            if (records <= 0 || length < 0 || length > b.remaining() || next + records > end) {
+            int records = buffer.getInt(at);
+            int length = buffer.getInt(at + Integer.BYTES);
+            at += 2 * Integer.BYTES;
+            if (records <= 0 || length < 0 || length > stop - at || next + records > end) {
                 throw corrupt(name, "entry header", "block", i, "entry", n, "records", records, "length", length);
             }
-            entries.add(new StreamEntry(new OffsetRange(next, next + records), buffer.slice(b.position(), length)));
-            b.position(b.position() + length);
+            entries.add(new StreamEntry(new OffsetRange(next, next + records), buffer.slice(at, length)));
+            at += length;
             next += records;
         }
-        if (b.hasRemaining() || (sparse ? next > end : next != end)) {
+        if (at != stop || (sparse ? next > end : next != end)) {
             throw corrupt(name, "block does not end where the next begins", "block", i, "end", next,
                     "expected", end);
         }

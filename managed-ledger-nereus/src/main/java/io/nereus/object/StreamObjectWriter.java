@@ -69,10 +69,11 @@ public final class StreamObjectWriter {
         private boolean closed;
         /**
          * {@link #sameEntry}'s views: of the written blocks (dropped when an entry is added or entries are truncated
-         * away), and of the last array read back.
+         * away), and of the last array or direct block read back ({@link #readBlock}: the block buffer the view shows).
          */
         private ByteBuffer[] blockViews = NO_VIEWS;
         private ByteBuffer readView;
+        private ByteBuf readBlock;
 
         private Builder(StreamId stream, ReadView view, ByteBufAllocator alloc) {
             this.stream = stream;
@@ -236,13 +237,24 @@ public final class StreamObjectWriter {
             ByteBuffer written = blockView(blockOf[i]);
             written.clear().position(at[i]).limit(at[i] + sizes[i]);
             ByteBuf p = e.payload();
-            if (!p.hasArray()) {
+            int from;
+            if (p.hasArray()) {
+                if (readBlock != null || readView == null || readView.array() != p.array()) {
+                    readView = ByteBuffer.wrap(p.array());
+                    readBlock = null;
+                }
+                from = p.arrayOffset() + p.readerIndex();
+            } else if (p.hasMemoryAddress() && p.unwrap() != null && p.unwrap().hasMemoryAddress()) {
+                // a slice of a block read into direct memory: a view of the whole block, kept for its entries
+                ByteBuf block = p.unwrap();
+                if (readBlock != block) {
+                    readView = block.nioBuffer(0, block.capacity());
+                    readBlock = block;
+                }
+                from = Math.toIntExact(p.memoryAddress() - block.memoryAddress()) + p.readerIndex();
+            } else {
                 return written.equals(p.nioBuffer());
             }
-            if (readView == null || readView.array() != p.array()) {
-                readView = ByteBuffer.wrap(p.array());
-            }
-            int from = p.arrayOffset() + p.readerIndex();
             readView.clear().position(from).limit(from + sizes[i]);
             return written.equals(readView);
         }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nereus.error.ErrorCode;
 import io.nereus.error.NereusException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -72,6 +74,14 @@ class FilesystemObjectStoreTest extends ObjectStoreContractTest {
                 assertThat(await(store.get(name, ByteRange.of(offset, count))))
                         .as("[%d, +%d) of %d", offset, count, length)
                         .isEqualTo(Arrays.copyOfRange(expected, (int) offset, (int) (offset + count)));
+                ByteBuf buffer = await(store.getBuffer(name, ByteRange.of(offset, count)));
+                try {
+                    assertThat(buffer.isDirect()).as("a block's buffer is direct memory").isTrue();
+                    assertThat(ByteBufUtil.getBytes(buffer)).as("buffer [%d, +%d) of %d", offset, count, length)
+                            .isEqualTo(Arrays.copyOfRange(expected, (int) offset, (int) (offset + count)));
+                } finally {
+                    assertThat(buffer.release()).isTrue();
+                }
             }
         }
         byte[] file = bytes(2 * staging + 20_000, 7);

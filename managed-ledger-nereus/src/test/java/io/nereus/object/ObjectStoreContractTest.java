@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.nereus.error.ErrorCode;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -114,6 +116,31 @@ abstract class ObjectStoreContractTest {
             assertThat(e.context()).as("%s", r).containsEntry("name", name("short"))
                     .containsEntry("offset", r.offset()).containsEntry("length", r.length());
         }
+    }
+
+    /** {@link ObjectStore#getBuffer}: the bytes of {@link ObjectStore#get} in a buffer the caller releases. */
+    @Test
+    void getBuffer_ranges_returnExactlyThoseBytes_andFailAsGetDoes() {
+        byte[] bytes = bytes(9000, 5);
+        await(store.putNew(name("buffers"), ObjectContent.of(bytes)));
+
+        for (long[] r : new long[][] {{0, 9000}, {0, 1}, {8999, 1}, {100, 900}, {4095, 2}, {4096, 4096}, {17, 0},
+            {9000, 0}}) {
+            ByteBuf b = await(store.getBuffer(name("buffers"), ByteRange.of(r[0], r[1])));
+            try {
+                assertThat(ByteBufUtil.getBytes(b)).as("[%d, +%d)", r[0], r[1])
+                        .isEqualTo(Arrays.copyOfRange(bytes, (int) r[0], (int) (r[0] + r[1])));
+            } finally {
+                boolean freed = b.release(); // Netty's shared empty buffer is never freed
+                assertThat(freed || r[1] == 0).as("the caller's is the only reference").isTrue();
+            }
+        }
+        for (ByteRange r : List.of(ByteRange.of(8990, 11), ByteRange.of(9001, 0))) {
+            assertThat(failure(store.getBuffer(name("buffers"), r)).code()).as("%s", r)
+                    .isEqualTo(ErrorCode.RANGE_NOT_SATISFIABLE);
+        }
+        assertThat(failure(store.getBuffer(name("no-such"), ByteRange.of(0, 1))).code())
+                .isEqualTo(ErrorCode.TARGET_MISSING);
     }
 
     @Test

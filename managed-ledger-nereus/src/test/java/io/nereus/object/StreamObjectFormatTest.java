@@ -13,6 +13,8 @@ import io.nereus.metadata.StreamId;
 import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.IOException;
@@ -581,10 +583,36 @@ class StreamObjectFormatTest {
         assertThat(cache.startLoading("o", 5, 100)).isNotNull();
     }
 
+    /**
+     * A block the object store read into pooled direct memory is taken over without a copy: its readable bytes are
+     * the block, and the pooled buffer goes back to its pool with the block's last slice, not before.
+     */
+    @Test
+    void blockCache_directBlock_isTheFetchedBytes_andReleasesThemWithItsLastSlice() {
+        BlockCache cache = new BlockCache(250);
+        ByteBuf fetched = PooledByteBufAllocator.DEFAULT.directBuffer(300);
+        for (int i = 0; i < 300; i++) {
+            fetched.writeByte(i);
+        }
+        fetched.setIndex(50, 250);
+        ByteBuf block = cache.wrap(fetched);
+        assertThat(block.isDirect()).isTrue();
+        assertThat(ByteBufUtil.getBytes(block)).isEqualTo(ByteBufUtil.getBytes(fetched, 50, 200));
+        assertThat(cache.liveBytes()).isEqualTo(200);
+        ByteBuf slice = block.retainedSlice(10, 20);
+        block.release();
+        assertThat(fetched.refCnt()).as("held for the slice").isEqualTo(1);
+        assertThat(cache.liveBytes()).isEqualTo(200);
+        assertThat(slice.getByte(0)).isEqualTo((byte) 60);
+        slice.release();
+        assertThat(fetched.refCnt()).isZero();
+        assertThat(cache.liveBytes()).isZero();
+    }
+
     @Test
     void blockCache_holdsOneReferencePerBlock_andNeverFreesABlockWhileASliceIsOut() {
         BlockCache cache = new BlockCache(250);
-        ByteBuf first = cache.wrap(new byte[100]);
+        ByteBuf first = cache.wrap(Unpooled.wrappedBuffer(new byte[100]));
         BlockCache.Decoded a = new BlockCache.Decoded(first,
                 List.of(new StreamEntry(new OffsetRange(0, 1), first.slice(0, 60)),
                         new StreamEntry(new OffsetRange(1, 2), first.slice(60, 40))));
