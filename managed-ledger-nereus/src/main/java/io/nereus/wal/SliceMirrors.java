@@ -511,12 +511,12 @@ public final class SliceMirrors implements AutoCloseable {
             }
             long start = at[(int) first];
             long end = at[(int) last + 1];
-            ByteBuf all = ALLOC.directBuffer(Math.toIntExact(end - start));
+            ByteBuf all = direct.readBuffer(channel, start, Math.toIntExact(end - start), ALLOC);
             try {
-                direct.read(channel, start, Math.toIntExact(end - start), all);
                 List<ByteBuf> out = new ArrayList<>((int) (last - first + 1));
                 for (long e = first; e <= last; e++) {
-                    out.add(all.retainedSlice((int) (at[(int) e] - start), (int) (at[(int) e + 1] - at[(int) e])));
+                    out.add(all.retainedSlice(all.readerIndex() + (int) (at[(int) e] - start),
+                            (int) (at[(int) e + 1] - at[(int) e])));
                 }
                 bytesRead.add(end - start);
                 return out;
