@@ -4,6 +4,10 @@ import io.nereus.error.ErrorCode;
 import io.nereus.error.ErrorContext;
 import io.nereus.error.Failures;
 import io.nereus.error.NereusException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -14,7 +18,12 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -22,11 +31,13 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.FileRequestBodyConfiguration;
 import software.amazon.awssdk.core.async.AsyncRequestBody;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.core.async.SdkPublisher;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.S3AsyncClientBuilder;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.S3Object;
 import software.amazon.awssdk.utils.SdkAutoCloseable;
@@ -58,6 +69,8 @@ import software.amazon.awssdk.utils.SdkAutoCloseable;
  * {@code ATTEMPT_TIMEOUT} and, with the SDK's retries, a total timeout of {@code CALL_TIMEOUT}.
  */
 public final class S3ObjectStore implements ObjectStore {
+    /** Where {@link #getBuffer}'s buffers come from: Netty's pooled allocator, as the filesystem store's. */
+    private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
     /** User metadata key ({@code x-amz-meta-nereus-write-id}) carrying the write id of a put. */
     static final String WRITE_ID = "nereus-write-id";
     static final Duration ATTEMPT_TIMEOUT = Duration.ofMinutes(2);
@@ -188,6 +201,28 @@ public final class S3ObjectStore implements ObjectStore {
 
     @Override
     public CompletableFuture<byte[]> get(ObjectName name, ByteRange range) {
+        return ranged(name, range, () -> new byte[0], AsyncResponseTransformer.toBytes(), r -> r.asByteArrayUnsafe(),
+                b -> b.length, b -> { });
+    }
+
+    /**
+     * As {@link #get}, the response's body written into a pooled direct buffer as it arrives ({@link IntoBuffer})
+     * instead of gathered into arrays.
+     */
+    @Override
+    public CompletableFuture<ByteBuf> getBuffer(ObjectName name, ByteRange range) {
+        return ranged(name, range, () -> Unpooled.EMPTY_BUFFER, new IntoBuffer(range.length()), b -> b,
+                ByteBuf::readableBytes, ByteBuf::release);
+    }
+
+    /**
+     * A ranged get: its body through {@code transformer}, made the result by {@code result}, whose {@code length}
+     * must be the range's ({@code release} frees a result that fails that check). An empty range is a HEAD request
+     * (S3 refuses an empty byte range), answered with {@code empty}.
+     */
+    private <R, T> CompletableFuture<T> ranged(ObjectName name, ByteRange range, Supplier<T> empty,
+            AsyncResponseTransformer<GetObjectResponse, R> transformer, Function<R, T> result,
+            ToLongFunction<T> length, Consumer<T> release) {
         Optional<RuntimeException> bad = ObjectErrors.badGet(name, range);
         if (bad.isPresent()) {
             return CompletableFuture.failedFuture(bad.get());
@@ -195,30 +230,32 @@ public final class S3ObjectStore implements ObjectStore {
         if (closed.get()) {
             return CompletableFuture.failedFuture(ObjectErrors.closed(toString()));
         }
-        CompletableFuture<byte[]> bytes;
+        CompletableFuture<T> got;
         if (range.isEmpty()) {
-            bytes = safely(() -> client.headObject(b -> b.bucket(config.bucket()).key(key(name)))).thenApply(head -> {
+            got = safely(() -> client.headObject(b -> b.bucket(config.bucket()).key(key(name)))).thenApply(head -> {
                 if (!range.within(head.contentLength())) {
                     throw ObjectErrors.range(name, range);
                 }
-                return new byte[0];
+                return empty.get();
             });
         } else {
-            bytes = safely(() -> client.getObject(b -> b.bucket(config.bucket()).key(key(name))
-                    .range("bytes=" + range.offset() + "-" + (range.end() - 1)), AsyncResponseTransformer.toBytes()))
+            got = safely(() -> client.getObject(b -> b.bucket(config.bucket()).key(key(name))
+                    .range("bytes=" + range.offset() + "-" + (range.end() - 1)), transformer))
                     .thenApply(r -> {
-                        byte[] b = r.asByteArrayUnsafe();
-                        if (b.length < range.length()) {
+                        T t = result.apply(r);
+                        long n = length.applyAsLong(t);
+                        if (n == range.length()) {
+                            return t;
+                        }
+                        release.accept(t);
+                        if (n < range.length()) {
                             throw ObjectErrors.range(name, range); // the object ends inside the range
                         }
-                        if (b.length > range.length()) {
-                            throw new NereusException(ErrorCode.OBJECT_STORE_REFUSED, ErrorContext.of("name", name,
-                                    "operation", "get", "reason", "the server ignored the Range header"));
-                        }
-                        return b;
+                        throw new NereusException(ErrorCode.OBJECT_STORE_REFUSED, ErrorContext.of("name", name,
+                                "operation", "get", "reason", "the server ignored the Range header"));
                     });
         }
-        return bytes.exceptionallyCompose(t -> {
+        return got.exceptionallyCompose(t -> {
             if (S3Errors.noSuchKey(t)) {
                 return CompletableFuture.failedFuture(ObjectErrors.missing(name));
             }
@@ -227,6 +264,100 @@ public final class S3ObjectStore implements ObjectStore {
             }
             return failed(t, "get", "name", name);
         });
+    }
+
+    /**
+     * A ranged get's body written into one pooled direct buffer of the range's length as its parts arrive; the
+     * result's one reference is the caller's. Each attempt of the client (it retries) has a buffer of its own
+     * ({@link Attempt}), freed when the attempt fails.
+     */
+    private static final class IntoBuffer implements AsyncResponseTransformer<GetObjectResponse, ByteBuf> {
+        private final int length;
+        private volatile Attempt attempt;
+
+        IntoBuffer(long length) {
+            this.length = Math.toIntExact(length);
+        }
+
+        @Override
+        public CompletableFuture<ByteBuf> prepare() {
+            Attempt a = new Attempt();
+            attempt = a;
+            return a.result;
+        }
+
+        @Override
+        public void onResponse(GetObjectResponse response) {
+        }
+
+        @Override
+        public void onStream(SdkPublisher<ByteBuffer> publisher) {
+            Attempt a = attempt;
+            a.start(length);
+            publisher.subscribe(a);
+        }
+
+        @Override
+        public void exceptionOccurred(Throwable error) {
+            attempt.fail(error);
+        }
+    }
+
+    /**
+     * One attempt's body: written into {@link #out} under this monitor, which the attempt's end (complete: handed to
+     * the result; failed: released) takes away under it too, so a failure reported from another thread while parts
+     * still arrive never frees the buffer under a write.
+     */
+    private static final class Attempt implements Subscriber<ByteBuffer> {
+        final CompletableFuture<ByteBuf> result = new CompletableFuture<>();
+        private ByteBuf out;
+        private boolean ended;
+
+        synchronized void start(int length) {
+            if (!ended) {
+                out = ALLOC.directBuffer(length);
+            }
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public synchronized void onNext(ByteBuffer part) {
+            if (out != null) {
+                out.writeBytes(part);
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            fail(t);
+        }
+
+        @Override
+        public void onComplete() {
+            ByteBuf body = take();
+            if (body != null && !result.complete(body)) {
+                body.release();
+            }
+        }
+
+        void fail(Throwable t) {
+            ByteBuf body = take();
+            if (body != null) {
+                body.release();
+            }
+            result.completeExceptionally(t);
+        }
+
+        private synchronized ByteBuf take() {
+            ended = true;
+            ByteBuf body = out;
+            out = null;
+            return body;
+        }
     }
 
     @Override
