@@ -291,7 +291,9 @@ public final class NereusConfigKeys {
 
     public static final ConfigKey<Long> OBJECT_BLOCK_CACHE_BYTES = longKey("nereusObjectBlockCacheBytes",
             MATERIALIZER.blockCacheBytes(), ">= 0", v -> v >= 0,
-            "Bytes of object blocks kept in memory for readers (0: none).");
+            "Bytes of object blocks kept in memory for readers (0: none). Blocks are read into pooled direct "
+                    + "memory, which counts against the broker's -XX:MaxDirectMemorySize, as BookKeeper's read "
+                    + "buffers do.");
 
     public static final ConfigKey<Integer> OBJECT_READ_AHEAD_BLOCKS = intKey("nereusObjectReadAheadBlocks",
             MATERIALIZER.readAheadBlocks(), "0 to 64", v -> v >= 0 && v <= 64,
