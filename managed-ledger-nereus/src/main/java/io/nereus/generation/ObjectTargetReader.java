@@ -8,11 +8,9 @@ import io.nereus.metadata.IndexRecord;
 import io.nereus.metadata.ObjectTarget;
 import io.nereus.metadata.StreamEntry;
 import io.nereus.object.BlockCache;
-import io.nereus.object.ByteRange;
 import io.nereus.object.ObjectName;
 import io.nereus.object.ObjectStore;
 import io.nereus.object.StreamObjectReader;
-import io.netty.buffer.ByteBuf;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -114,23 +112,7 @@ public final class ObjectTargetReader implements TargetReader {
             return CompletableFuture.failedFuture(corrupt(t, "target is not a whole stream object"));
         }
         ObjectName name = ObjectName.of(t.key());
-        StreamObjectReader.RangeSource counted = new StreamObjectReader.RangeSource() {
-            @Override
-            public CompletableFuture<byte[]> read(long position, int length) {
-                return store.get(name, ByteRange.of(position, length)).thenApply(bytes -> {
-                    bytesRead.add(bytes.length);
-                    return bytes;
-                });
-            }
-
-            @Override
-            public CompletableFuture<ByteBuf> readBuffer(long position, int length) {
-                return store.getBuffer(name, ByteRange.of(position, length)).thenApply(bytes -> {
-                    bytesRead.add(bytes.readableBytes());
-                    return bytes;
-                });
-            }
-        };
+        StreamObjectReader.RangeSource counted = StreamObjectReader.RangeSource.of(store, name, bytesRead::add);
         return StreamObjectReader.open(t.key(), t.objectSize(), record.checksum(), counted, blocks)
                 .thenApply(r -> {
                     if (!r.stream().equals(record.stream()) || r.view() != record.view()

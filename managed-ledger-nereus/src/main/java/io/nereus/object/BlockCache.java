@@ -5,7 +5,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledHeapByteBuf;
 import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
-import io.netty.util.internal.PlatformDependent;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -139,11 +138,11 @@ public final class BlockCache {
     /**
      * A buffer of a fetched block's stored bytes, {@code fetched}'s readable bytes, not copied, with one reference, the
      * caller's; counted in {@link #liveBytes} until it is released. Takes over {@code fetched}'s reference: direct
-     * memory (the filesystem store's pooled buffers) is released when the last slice of the block is; an array
-     * wrapped whole is taken as it is; anything else is copied into an array of its own.
+     * memory in one piece (the object stores' pooled buffers) is released when the last slice of the block is; an
+     * array wrapped whole is taken as it is; anything else is copied into an array of its own.
      */
     ByteBuf wrap(ByteBuf fetched) {
-        if (fetched.isDirect() && PlatformDependent.hasUnsafe()) {
+        if (fetched.hasMemoryAddress() && fetched.nioBufferCount() == 1) {
             return new DirectBlockBuffer(fetched);
         }
         try {

@@ -176,11 +176,7 @@ public final class FilesystemObjectStore implements ObjectStore {
 
     @Override
     public CompletableFuture<byte[]> get(ObjectName name, ByteRange range) {
-        Optional<RuntimeException> bad = ObjectErrors.badGet(name, range);
-        if (bad.isPresent()) {
-            return CompletableFuture.failedFuture(bad.get());
-        }
-        return run("get", "name", name, () -> read(name, range));
+        return get(name, range, () -> read(name, range));
     }
 
     /**
@@ -189,11 +185,15 @@ public final class FilesystemObjectStore implements ObjectStore {
      */
     @Override
     public CompletableFuture<ByteBuf> getBuffer(ObjectName name, ByteRange range) {
+        return get(name, range, () -> readBuffer(name, range));
+    }
+
+    private <T> CompletableFuture<T> get(ObjectName name, ByteRange range, IoCall<T> read) {
         Optional<RuntimeException> bad = ObjectErrors.badGet(name, range);
         if (bad.isPresent()) {
             return CompletableFuture.failedFuture(bad.get());
         }
-        return run("get", "name", name, () -> readBuffer(name, range));
+        return run("get", "name", name, read);
     }
 
     @Override

@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongConsumer;
 import java.util.zip.CRC32C;
 
 /**
@@ -49,17 +50,29 @@ public final class StreamObjectReader {
 
         /** Ranged gets of the object {@code name} in {@code store} ({@link ObjectStore#getBuffer} for blocks). */
         static RangeSource of(ObjectStore store, ObjectName name) {
+            return of(store, name, bytes -> { });
+        }
+
+        /** As {@link #of(ObjectStore, ObjectName)}, telling {@code bytesRead} the length of every range read. */
+        static RangeSource of(ObjectStore store, ObjectName name, LongConsumer bytesRead) {
             Objects.requireNonNull(store, "store");
             Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(bytesRead, "bytesRead");
             return new RangeSource() {
                 @Override
                 public CompletableFuture<byte[]> read(long position, int length) {
-                    return store.get(name, ByteRange.of(position, length));
+                    return store.get(name, ByteRange.of(position, length)).thenApply(bytes -> {
+                        bytesRead.accept(bytes.length);
+                        return bytes;
+                    });
                 }
 
                 @Override
                 public CompletableFuture<ByteBuf> readBuffer(long position, int length) {
-                    return store.getBuffer(name, ByteRange.of(position, length));
+                    return store.getBuffer(name, ByteRange.of(position, length)).thenApply(bytes -> {
+                        bytesRead.accept(bytes.readableBytes());
+                        return bytes;
+                    });
                 }
             };
         }

@@ -38,8 +38,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * v2 protocol (entries read into pooled buffers, as in a broker), and every path is taken: tail-cache hits, WAL
  * reads (whole, partial, skipping entries before the offset, beyond the byte limit, failing, cancelled), object
  * reads (the block cache's {@link io.nereus.object.BlockCache#liveBytes} must fall to 0; the filesystem store reads
- * blocks into pooled direct buffers, which the detector tracks too), compaction and close. A test leaks on purpose to show that the detector catches a leak
- * of this code.
+ * blocks into pooled direct buffers, which the detector tracks too), compaction and close. A test leaks on purpose
+ * to show that the detector catches a leak of this code.
  */
 class ReadBufferLeakTest {
     @RegisterExtension
