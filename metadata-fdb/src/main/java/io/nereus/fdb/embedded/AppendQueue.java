@@ -8,15 +8,15 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The hand-off between {@link DurableLog#append} and the flusher: records queued for the next group commit,
- * with the future each committer waits on. It also holds whether the log still takes appends: not once it is
- * closing, and not once the flusher has recorded a write failure (the log is then dead, and every later
- * append fails with that {@link IOException}).
+ * The records {@link DurableLog#append} queued and not yet written, with the future each committer waits on, and
+ * which thread is writing them now (the writer: at most one at a time, see {@link LogWriter}). It also holds whether
+ * the log still takes appends: not once it is closing, and not once a write or an fsync failed (the log is then
+ * dead, and every later append fails with that {@link IOException}).
  *
- * <p>Threading: the queue, the closing flag and the last appended version are guarded by a private lock; the
- * flusher waits on its condition while the queue is empty. The failure is volatile: the flusher sets it and
- * reads it without the lock. Lifecycle: one per open log; {@link #close()} lets the flusher drain what is
- * queued and then stop.
+ * <p>Threading: the queue, the writer, the closing flag and the last appended version are guarded by a private lock;
+ * {@link #takeOverWriting} waits on its condition until no other thread writes. The failure is volatile: it is set
+ * once (the first failure is the one every later append reports) and read without the lock. Lifecycle: one per open
+ * log; after {@link #close()} the closing thread takes the writer's part for good and writes what is still queued.
  */
 final class AppendQueue {
     /** A queued record, its encoded payload size, and the future completed once it is durable (or failed). */
@@ -24,8 +24,11 @@ final class AppendQueue {
 
     private final Path dir;
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition queued = lock.newCondition();
+    private final Condition writerLeft = lock.newCondition();
     private ArrayList<Pending> queue = new ArrayList<>();   // guarded by lock
+    /** An empty list for the queue to go on in while the writer holds the last one, or null; guarded by lock. */
+    private ArrayList<Pending> spare = new ArrayList<>();
+    private Thread writer;                                   // guarded by lock
     private boolean closing;                                 // guarded by lock
     private long lastAppendedVersion;                        // guarded by lock
     private volatile IOException failure;
@@ -58,9 +61,6 @@ final class AppendQueue {
             lastAppendedVersion = record.version();
             CompletableFuture<Void> future = new CompletableFuture<>();
             queue.add(new Pending(record, payloadBytes, future));
-            if (queue.size() == 1) {
-                queued.signal();
-            }
             return future;
         } finally {
             lock.unlock();
@@ -68,65 +68,106 @@ final class AppendQueue {
     }
 
     /**
-     * Waits until records are queued or the log is closing, then takes every queued record, handing over
-     * {@code empty} (an empty list) to queue the next ones; {@code null} once closing with nothing queued
-     * (flusher thread only).
+     * Makes the calling thread the writer and takes every queued record, in order; {@code null}, without becoming
+     * the writer, when another thread is writing (it takes these records too before it stops) or nothing is queued.
      */
-    ArrayList<Pending> take(ArrayList<Pending> empty) {
-        return take(empty, 0);
-    }
-
-    /**
-     * As {@link #take(ArrayList)}, but waiting at most {@code timeoutNanos} ({@code 0}: without limit): returns
-     * {@code empty} itself, still empty, when the time passed with nothing queued.
-     */
-    ArrayList<Pending> take(ArrayList<Pending> empty, long timeoutNanos) {
+    ArrayList<Pending> startWriting() {
         lock.lock();
         try {
-            long remaining = timeoutNanos;
-            while (queue.isEmpty() && !closing) {
-                if (timeoutNanos <= 0) {
-                    queued.awaitUninterruptibly();
-                } else if (remaining <= 0) {
-                    return empty;
-                } else {
-                    try {
-                        remaining = queued.awaitNanos(remaining);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        return empty;
-                    }
-                }
+            if (writer != null || queue.isEmpty()) {
+                return null;
             }
-            if (queue.isEmpty()) {
-                return null; // closing, and everything queued has been handled
-            }
-            ArrayList<Pending> taken = queue;
-            queue = empty;
-            return taken;
+            writer = Thread.currentThread();
+            return swap(spare);
         } finally {
             lock.unlock();
         }
     }
 
-    /** Refuses further appends and wakes the flusher so that it drains the queue and stops. */
+    /**
+     * The writer hands back the batch it has written, {@code done} (emptied), and takes the records queued while it
+     * wrote; when there are none it stops being the writer and gets {@code null} (writer only). A record queued
+     * before this call is taken by it, one queued after it is written by its own appender, so none is left behind.
+     */
+    ArrayList<Pending> continueWriting(ArrayList<Pending> done) {
+        lock.lock();
+        try {
+            if (queue.isEmpty()) {
+                writer = null;
+                spare = done;
+                writerLeft.signalAll();
+                return null;
+            }
+            return swap(done);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Once closing: waits until no other thread writes, makes the calling thread the writer for good and takes what
+     * is still queued (perhaps nothing).
+     */
+    ArrayList<Pending> takeOverWriting() {
+        lock.lock();
+        try {
+            if (!closing) {
+                throw new IllegalStateException("only a closing log's last writer takes over");
+            }
+            while (writer != null && writer != Thread.currentThread()) {
+                writerLeft.awaitUninterruptibly();
+            }
+            writer = Thread.currentThread();
+            return swap(spare);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether the calling thread is writing records now (a callback of a future it completes, say). */
+    boolean isWriter() {
+        lock.lock();
+        try {
+            return writer == Thread.currentThread();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Takes the queue, which goes on in {@code empty} (a new list when null). Holding the lock. */
+    private ArrayList<Pending> swap(ArrayList<Pending> empty) {
+        ArrayList<Pending> taken = queue;
+        queue = empty != null ? empty : new ArrayList<>();
+        if (empty == spare) {
+            spare = null;
+        }
+        return taken;
+    }
+
+    /** Refuses further appends; what is queued is still written. */
     void close() {
         lock.lock();
         try {
             closing = true;
-            queued.signalAll();
         } finally {
             lock.unlock();
         }
     }
 
-    /** The write failure that killed the log, or {@code null}. */
+    /** The failure that killed the log, or {@code null}. */
     IOException failure() {
         return failure;
     }
 
-    /** The flusher failed to write: the log is dead from now on. */
+    /** A write or an fsync failed: the log is dead from now on, and the first failure is the one appends report. */
     void fail(IOException error) {
-        failure = error;
+        lock.lock();
+        try {
+            if (failure == null) {
+                failure = error;
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 }

@@ -52,22 +52,27 @@ import org.slf4j.LoggerFactory;
  * Record versions strictly increase within and across segments.
  *
  * <h2>Appending (group commit)</h2>
- * {@link #append} only queues the record. A dedicated daemon flusher thread takes everything queued, encodes it
- * into one buffer (a batch beyond 4 MiB is written in 4 MiB pieces), writes it to the active segment, calls
- * {@link FileChannel#force(boolean) force(false)} once, and then completes the futures in version order. So a
- * record is acknowledged only once it and everything before it is on disk, and one fsync serves every record
- * queued while the previous one ran. (With a sync interval above zero a batch is acknowledged once written, and a
- * second daemon thread, {@link LogSyncer}'s, fsyncs the segment when the interval has passed, while the flusher goes
- * on writing.) Futures complete on the flusher thread: dependent actions that are not
- * {@code *Async} run there and delay the next fsync. After an I/O error (in a write, an fsync or a roll) the log
- * is dead: the failed batch and every later append fail with that {@link IOException}. Records of a batch whose
- * fsync failed may still be on disk and be recovered by the next open: to the committer their outcome is unknown.
+ * {@link #append} only queues the record; {@link #write()} then writes it on the calling thread, unless another
+ * thread is writing, which takes it too: the writer of the moment takes everything queued, encodes it into one buffer
+ * (a batch beyond 4 MiB is written in 4 MiB pieces), writes it to the active segment and hands what it wrote to a
+ * daemon thread, {@link LogSyncer}'s, which calls {@link FileChannel#force(boolean) force(false)}; then it takes what
+ * was queued meanwhile, until nothing is. With a sync interval of zero the futures complete on the syncer's thread,
+ * in version order, once an fsync covers their records: a record is acknowledged only once it and everything before
+ * it is on disk, and one fsync serves every record written while the previous one ran. With a sync interval above
+ * zero the writer completes the futures once written, and the syncer fsyncs at most once per interval, the first
+ * record written after a sync waiting at most the interval for it; no thread waits for the disk on the way.
+ * Dependent actions that are not {@code *Async} run on the completing thread (the writer, or the syncer) and delay
+ * its next write or fsync. After an I/O error (in a write, an fsync or a roll) the log is dead: the failed batch,
+ * the records waiting for the failed fsync and every later append fail with that {@link IOException}. Records
+ * whose fsync failed may still be on disk and be recovered by the next open: to the committer their outcome is
+ * unknown.
  *
  * <h2>Compaction</h2>
  * Before writing a batch, when the segments not covered by a snapshot hold at least
  * {@link DurableLogOptions#compactionThresholdBytes()} bytes (and the active segment at least half that, which
  * spaces out retries after a failed compaction), no compaction is running and the active segment holds a
- * record, the flusher rolls to a new segment whose first version is one more than the last version written.
+ * record, the writer syncs the active segment and rolls to a new segment whose first version is one more than the
+ * last version written.
  * If a {@link SnapshotSource} is set, a background daemon thread then writes {@code snapshot-V.snap.tmp} from
  * {@link SnapshotSource#openSnapshot(long) openSnapshot(V)}, V being the last version of the old segments
  * (already durable), fsyncs it, renames it into place, fsyncs the directory, and deletes older snapshots and
@@ -91,10 +96,10 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Structure and threads</h2>
  * This class opens the directory (taking {@code LOCK}), runs {@link DurableLogRecovery}, and then only delegates:
- * {@link AppendQueue} takes appends from the committing thread, {@link LogFlusher} writes and fsyncs them on the
- * flusher thread, {@link LogSegments} tracks the segment files, {@link LogCompactor} writes snapshots on the
- * compaction thread, and {@link DurableLogFormat} encodes everything. {@link #close()} may be called from any
- * thread; the flusher releases the lock once it has stopped.
+ * {@link AppendQueue} takes appends from the committing thread and says which thread writes, {@link LogWriter}
+ * writes them on it, {@link LogSyncer} fsyncs on its thread, {@link LogSegments} tracks the segment files,
+ * {@link LogCompactor} writes snapshots on the compaction thread, and {@link DurableLogFormat} encodes everything.
+ * {@link #close()} may be called from any thread; the lock is released once the last write is synced.
  */
 final class DurableLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DurableLog.class);
@@ -103,10 +108,10 @@ final class DurableLog implements AutoCloseable {
     @FunctionalInterface
     interface TestHook {
         /**
-         * Called at {@code "before-write"} (flusher, before each batch is written; an exception there is a write that
-         * failed, a full disk say, before any byte of the batch reached the file), at {@code "before-fsync"} (before
-         * each fsync of the active segment, on the flusher, or with a sync interval above zero on the syncer's thread
-         * or the flusher; an exception there is a failed fsync of bytes already written to the file), at
+         * Called at {@code "before-write"} (on the writing thread, before each batch is written; an exception there
+         * is a write that failed, a full disk say, before any byte of the batch reached the file), at
+         * {@code "before-fsync"} (before each fsync of the active segment, on the syncer's thread, or the writer's
+         * before a roll; an exception there is a failed fsync of bytes already written to the file), at
          * {@code "snapshot-written"} and {@code "snapshot-renamed"} (compaction thread), and at {@code "closing"}
          * (once {@link #close()} has marked the log closed; an exception there is ignored).
          */
@@ -120,7 +125,9 @@ final class DurableLog implements AutoCloseable {
     private final AppendQueue queue;
     private final LogSegments segments;
     private final LogCompactor compactor;
-    private final LogFlusher flusher;
+    private final LogWriter writer;
+    /** Completed once the log is closed and its directory released. */
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     volatile TestHook testHook;
 
@@ -131,8 +138,8 @@ final class DurableLog implements AutoCloseable {
         this.queue = new AppendQueue(dir, r.recoveredVersion());
         this.segments = new LogSegments(dir, r.segments());
         this.compactor = new LogCompactor(dir, segments, r.snapshotVersion(), closed::get, this::hook);
-        this.flusher = new LogFlusher(dir, options, queue, segments, compactor, r.active(), r.lastLoggedVersion(),
-                this::hook, this::releaseLock);
+        this.writer = new LogWriter(dir, options, queue, segments, compactor, r.active(), r.lastLoggedVersion(),
+                this::hook);
     }
 
     /**
@@ -171,7 +178,7 @@ final class DurableLog implements AutoCloseable {
                 throw e;
             }
             DurableLog log = new DurableLog(dir, options, lockChannel, recovered);
-            log.flusher.start();
+            log.writer.start();
             return log;
         } catch (IOException | RuntimeException | Error e) {
             try {
@@ -194,10 +201,11 @@ final class DurableLog implements AutoCloseable {
     }
 
     /**
-     * Queues {@code record} for the next group commit; never blocks on I/O. Versions must strictly increase and
+     * Queues {@code record} for the next {@link #write()}; never blocks on I/O. Versions must strictly increase and
      * exceed {@link #recoveredVersion()}; calls must not overlap (the engine's commit critical section). The
-     * record's arrays must not be mutated afterwards. The future completes, on the flusher thread, once the
-     * record is on disk; it fails with an {@link IOException} if the log is closed or dead.
+     * record's arrays must not be mutated afterwards. The future completes once the record is durable as the
+     * options say (written, or fsynced: see "Appending"); it fails with an {@link IOException} if the log is closed
+     * or dead.
      *
      * @throws IllegalArgumentException if the version does not increase or the record exceeds 1 GiB encoded
      */
@@ -210,14 +218,23 @@ final class DurableLog implements AutoCloseable {
         return queue.add(record, (int) payloadBytes);
     }
 
+    /**
+     * Writes what is queued on the calling thread, and what is queued while it writes, unless another thread is
+     * writing now (which then writes it too); never waits for the disk to sync. Call it after {@link #append}, outside
+     * the critical section that orders appends, so that a commit does not wait for the write before it.
+     */
+    void write() {
+        writer.writeQueued();
+    }
+
     /** Bytes in log segments not yet covered by a snapshot. */
     long logBytes() {
         return segments.totalBytes();
     }
 
-    /** How many times the flusher has fsynced a batch (tests use it to see group commit). */
+    /** How many times the log has been fsynced (tests use it to see group commit). */
     long fsyncCount() {
-        return flusher.fsyncCount();
+        return writer.fsyncCount();
     }
 
     /** The version of the newest snapshot file, 0 when there is none. */
@@ -230,19 +247,20 @@ final class DurableLog implements AutoCloseable {
         compactor.awaitIdle(timeout, unit);
     }
 
-    /** Closes the active segment's channel under the flusher, so that its next write fails (tests). */
+    /** Closes the active segment's channel under the writer, so that its next write fails (tests). */
     void breakChannelForTest() throws IOException {
-        flusher.breakChannelForTest();
+        writer.breakChannelForTest();
     }
 
     /**
-     * Flushes and fsyncs pending appends (completing their futures), waits for a running compaction (which stops
-     * early), then releases the files. Idempotent. Called from a future's callback on the flusher thread (or from
-     * the compaction thread) it cannot wait for itself: it then only starts the shutdown, which the flusher
-     * finishes once it has drained the queue.
+     * Writes and fsyncs pending appends (completing their futures), waits for a running compaction (which stops
+     * early), then releases the files. Idempotent. Called from a thread of the log's own (a future's callback on the
+     * writer or the syncer, or the compaction thread) it cannot wait for itself: a thread of its own,
+     * {@code nereus-durable-log-closer}, then closes the log, and the call returns at once.
      */
     @Override
     public void close() {
+        boolean ownThread = writer.isLogThread() || Thread.currentThread() == compactor.thread();
         if (closed.compareAndSet(false, true)) {
             queue.close();
             try {
@@ -250,20 +268,36 @@ final class DurableLog implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 LOG.debug("Test hook failed at closing", e);
             }
-        }
-        if (!flusher.isFlusherThread() && Thread.currentThread() != compactor.thread()) {
-            flusher.awaitStopped();
+            if (ownThread) {
+                Thread closer = new Thread(this::finish, "nereus-durable-log-closer");
+                closer.setDaemon(true);
+                closer.start();
+            } else {
+                finish();
+            }
+        } else if (!ownThread) {
+            stopped.join(); // waits without being interrupted
         }
     }
 
-    /** Run by the flusher once it has stopped and closed the active segment: releases the directory. */
+    /** Writes what is left, syncs, closes the segment and releases the directory. */
+    private void finish() {
+        try {
+            writer.finish();
+        } finally {
+            releaseLock();
+            stopped.complete(null);
+        }
+    }
+
+    /** Releases the directory once the last write is synced and the active segment closed. */
     private void releaseLock() {
         try {
             lockChannel.close();
         } catch (IOException e) {
             LOG.warn("Failed to release the lock of the durable log in {}", dir, e);
         }
-        LOG.info("Closed the durable log in {} at version {}", dir, flusher.lastWrittenVersion());
+        LOG.info("Closed the durable log in {} at version {}", dir, writer.lastWrittenVersion());
     }
 
     private void hook(String point) throws IOException {

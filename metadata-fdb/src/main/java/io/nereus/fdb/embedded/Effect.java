@@ -8,7 +8,7 @@ import java.util.Objects;
  * For {@link #CLEAR_RANGE} the {@code value} component holds the end key.
  *
  * <p>The arrays are not copied: once an effect has been handed to {@link DurableLog#append}, its arrays must not be
- * mutated (the log encodes them later, on its flusher thread).
+ * mutated (the log encodes them later, on the thread that writes it).
  */
 record Effect(byte kind, byte[] key, byte[] value) {
     static final byte SET = 1;

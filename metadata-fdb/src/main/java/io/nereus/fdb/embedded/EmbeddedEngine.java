@@ -54,9 +54,16 @@ final class EmbeddedEngine {
     /** FoundationDB's MAX_READ/WRITE_TRANSACTION_LIFE_VERSIONS: five seconds of versions. */
     static final long DEFAULT_WINDOW_VERSIONS = 5_000_000L;
 
-    /** Where committed effects go to become durable; absent for an in-memory engine. */
+    /**
+     * Where committed effects go to become durable; absent for an in-memory engine. A commit appends its record in
+     * the commit critical section (which orders the records) and writes it after leaving it, on its own thread.
+     */
     interface Durability {
+        /** Queues {@code record}; the future completes once it is durable. */
         CompletableFuture<Void> append(LogRecord record);
+
+        /** Writes what is queued, unless another thread is writing (which writes it too). */
+        void write();
     }
 
     /**
@@ -268,7 +275,9 @@ final class EmbeddedEngine {
 
     /**
      * Commits {@code request}; the future completes with the commit version once the commit is durable and
-     * visible, on the durable log's thread (or the caller's, in memory): callers hop to their executor.
+     * visible: on the calling thread in memory, and with a durable log that acknowledges written records (a sync
+     * interval above zero) most often too, the caller writing its own record; otherwise on the log's syncer thread,
+     * or on the thread of another commit that wrote this one's record with its own. Callers hop to their executor.
      */
     CompletableFuture<Long> commit(CommitRequest request) {
         long version;
@@ -331,6 +340,7 @@ final class EmbeddedEngine {
         if (durable == null) {
             return published(version, effects, fault);
         }
+        durability.write();
         final long v = version;
         return durable.handle((ok, error) -> {
             if (error != null) {

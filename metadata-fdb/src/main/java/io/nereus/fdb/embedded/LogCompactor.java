@@ -13,17 +13,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The compaction of a {@link DurableLog} (see "Compaction" there): after the flusher rolls to a new segment, a
+ * The compaction of a {@link DurableLog} (see "Compaction" there): after the log's writer rolls to a new segment, a
  * daemon thread writes {@code snapshot-V.snap.tmp} from the {@link SnapshotSource}, fsyncs it, renames it into
  * place, fsyncs the directory, and deletes older snapshots and the segments wholly at or below V. A failure is
  * logged and the temporary file removed; the next roll tries again. Closing the log makes a running snapshot
  * write stop early.
  *
- * <p>Threading: the flusher thread starts a compaction (at most one runs at a time: the flusher does not roll
+ * <p>Threading: the log's writer starts a compaction (at most one runs at a time: the writer does not roll
  * while {@link #isRunning()}); the work runs on its own thread, {@code nereus-durable-log-compactor}, one per
  * compaction. The source, the running flag, the completion future, the thread and the snapshot version are
  * volatile or atomic, read from any thread. Logs under {@link DurableLog}'s name. Lifecycle: one per open log;
- * the flusher waits for a running compaction before it closes the files.
+ * the closing thread waits for a running compaction before it closes the files.
  */
 final class LogCompactor {
     private static final Logger LOG = LoggerFactory.getLogger(DurableLog.class);
@@ -77,8 +77,8 @@ final class LogCompactor {
     }
 
     /**
-     * Starts compacting everything at or below {@code version} (already durable: the flusher has just rolled
-     * past it), unless no snapshot source is set, in which case nothing is ever compacted (flusher thread).
+     * Starts compacting everything at or below {@code version} (already durable: the writer has just rolled
+     * past it), unless no snapshot source is set, in which case nothing is ever compacted (the writer).
      */
     void start(long version) {
         SnapshotSource s = source;

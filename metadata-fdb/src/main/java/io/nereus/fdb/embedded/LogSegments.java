@@ -11,16 +11,16 @@ import java.util.List;
 
 /**
  * The segment files of a {@link DurableLog} not yet covered by a snapshot, in version order; the last one is
- * the active segment the flusher appends to. Segment {@code i} holds the versions from its first version up to
+ * the active segment the log's writer appends to. Segment {@code i} holds the versions from its first version up to
  * segment {@code i+1}'s first version minus one (see the directory layout in {@link DurableLog}).
  *
- * <p>Threading: the list is guarded by a private lock. The flusher thread appends to it (a roll) and alone
+ * <p>Threading: the list is guarded by a private lock. The log's writer of the moment appends to it (a roll) and alone
  * grows the active segment's size; the compaction thread trims covered segments from its front; any thread may
  * sum the sizes. Lifecycle: built from what {@link DurableLogRecovery} kept, for as long as the log is open; it
- * never closes channels (the flusher owns the active one).
+ * never closes channels (the writer owns the active one).
  */
 final class LogSegments {
-    /** A segment file; {@code size} is written only by the flusher thread. */
+    /** A segment file; {@code size} is written only by the log's writer. */
     private static final class Segment {
         final Path path;
         final long firstVersion;
@@ -72,14 +72,14 @@ final class LogSegments {
         return active().firstVersion;
     }
 
-    /** The flusher wrote {@code bytes} more to the active segment (flusher thread only). */
+    /** The writer wrote {@code bytes} more to the active segment (the writer only). */
     void activeGrew(long bytes) {
         active().size += bytes;
     }
 
     /**
      * Creates the segment file {@code wal-<firstVersion>.log} (header written and fsynced) and makes it the
-     * active segment; returns a channel on it positioned after the header (flusher thread only).
+     * active segment; returns a channel on it positioned after the header (the writer only).
      */
     FileChannel roll(long firstVersion) throws IOException {
         FileChannel next = DurableLogFormat.createSegment(dir, firstVersion);

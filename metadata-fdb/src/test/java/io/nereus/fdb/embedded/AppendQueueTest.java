@@ -11,8 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link AppendQueue} without a flusher thread: {@code take} never blocks here, because something is queued or the
- * queue is closed.
+ * {@link AppendQueue} on the test's thread: who writes, what the writer takes, and what closing and failures do.
  */
 class AppendQueueTest {
     private final AppendQueue queue = new AppendQueue(Path.of("log-dir"), 10);
@@ -31,18 +30,37 @@ class AppendQueueTest {
     }
 
     @Test
-    void take_returnsEverythingQueuedInOrder_andQueuesLaterRecordsInTheHandedOverList() {
+    void startWriting_takesEverythingQueuedInOrder_andMakesTheCallerTheWriterUntilNothingIsLeft() {
         CompletableFuture<Void> first = queue.add(rec(11), 30);
         queue.add(rec(12), 40);
-        ArrayList<AppendQueue.Pending> empty = new ArrayList<>();
 
-        ArrayList<AppendQueue.Pending> batch = queue.take(empty);
+        ArrayList<AppendQueue.Pending> batch = queue.startWriting();
 
         assertThat(versions(batch)).containsExactly(11L, 12L);
         assertThat(batch.get(0).payloadBytes()).isEqualTo(30);
         assertThat(batch.get(0).future()).isSameAs(first).isNotDone();
+        assertThat(queue.isWriter()).isTrue();
         queue.add(rec(13), 50);
-        assertThat(versions(empty)).containsExactly(13L);
+        batch.clear();
+        ArrayList<AppendQueue.Pending> next = queue.continueWriting(batch);
+        assertThat(versions(next)).as("what was queued while it wrote").containsExactly(13L);
+        next.clear();
+        assertThat(queue.continueWriting(next)).isNull();
+        assertThat(queue.isWriter()).isFalse();
+    }
+
+    @Test
+    void startWriting_whileAnotherThreadWrites_orWithNothingQueued_returnsNull() throws Exception {
+        assertThat(queue.startWriting()).as("nothing queued").isNull();
+        queue.add(rec(11), 1);
+        ArrayList<AppendQueue.Pending> batch = queue.startWriting();
+        queue.add(rec(12), 1);
+
+        ArrayList<AppendQueue.Pending> other = CompletableFuture.supplyAsync(queue::startWriting).get();
+
+        assertThat(other).isNull();
+        batch.clear();
+        assertThat(versions(queue.continueWriting(batch))).containsExactly(12L);
     }
 
     @Test
@@ -54,13 +72,19 @@ class AppendQueueTest {
     }
 
     @Test
-    void close_letsTheQueuedRecordsBeTaken_thenTakeReturnsNull() {
+    void close_letsTheQueuedRecordsBeTakenOver_byOneWriterForGood() {
         queue.add(rec(11), 1);
 
         queue.close();
 
-        assertThat(versions(queue.take(new ArrayList<>()))).containsExactly(11L);
-        assertThat(queue.take(new ArrayList<>())).isNull();
+        assertThat(versions(queue.takeOverWriting())).containsExactly(11L);
+        assertThat(queue.isWriter()).isTrue();
+        assertThat(queue.takeOverWriting()).isEmpty();
+    }
+
+    @Test
+    void takeOverWriting_beforeClose_isRefused() {
+        assertThatThrownBy(queue::takeOverWriting).isInstanceOf(IllegalStateException.class);
     }
 
     @Test
@@ -70,7 +94,7 @@ class AppendQueueTest {
         Throwable cause = failureOf(queue.add(rec(11), 1));
 
         assertThat(cause).isInstanceOf(IOException.class).hasMessageContaining("is closed");
-        assertThat(queue.take(new ArrayList<>())).isNull();
+        assertThat(queue.takeOverWriting()).isEmpty();
     }
 
     @Test
@@ -79,7 +103,9 @@ class AppendQueueTest {
 
         queue.fail(diskFull);
 
-        assertThat(queue.failure()).isSameAs(diskFull);
+        queue.fail(new IOException("a later fsync failure"));
+
+        assertThat(queue.failure()).as("the first failure stays the one reported").isSameAs(diskFull);
         assertThat(failureOf(queue.add(rec(11), 1))).isSameAs(diskFull);
         assertThatThrownBy(() -> queue.add(rec(10), 1)).isInstanceOf(IllegalArgumentException.class);
     }

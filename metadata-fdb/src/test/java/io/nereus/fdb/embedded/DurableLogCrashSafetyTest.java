@@ -68,7 +68,7 @@ class DurableLogCrashSafetyTest {
                 records.add(record);
                 DurableLogTestModel.applyTo(state, record);
                 expected.add(DurableLogTestModel.hex(state));
-                futures.add(log.append(record));
+                futures.add(DurableLogTestModel.appendAndWrite(log, record));
                 if (random.nextInt(20) == 0) { // vary the batch sizes
                     CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
                 }
@@ -118,7 +118,7 @@ class DurableLogCrashSafetyTest {
             }
             LogRecord extra = new LogRecord(expectedVersion + 7, List.of(Effect.set(b("extra"), b("x"))));
             recovered.apply(extra);
-            log.append(extra).get(10, TimeUnit.SECONDS);
+            DurableLogTestModel.appendAndWrite(log, extra).get(10, TimeUnit.SECONDS);
         }
         DurableLogTestModel again = new DurableLogTestModel();
         try (DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), again)) {

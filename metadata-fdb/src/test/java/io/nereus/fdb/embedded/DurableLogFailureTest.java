@@ -1,5 +1,6 @@
 package io.nereus.fdb.embedded;
 
+import static io.nereus.fdb.embedded.DurableLogTestModel.appendAndWrite;
 import static io.nereus.fdb.embedded.DurableLogTestModel.b;
 import static io.nereus.fdb.embedded.DurableLogTestModel.rec;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,7 +24,7 @@ class DurableLogFailureTest {
     @Test
     void appendAfterCloseFailsInsteadOfHanging() throws Exception {
         DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel());
-        log.append(rec(1, Effect.set(b("a"), b("1")))).get(10, TimeUnit.SECONDS);
+        appendAndWrite(log, rec(1, Effect.set(b("a"), b("1")))).get(10, TimeUnit.SECONDS);
         log.close();
         log.close(); // idempotent
         CompletableFuture<Void> late = log.append(rec(2, Effect.set(b("b"), b("2"))));
@@ -58,10 +59,10 @@ class DurableLogFailureTest {
         try (DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), model)) {
             LogRecord acknowledged = rec(1, Effect.set(b("a"), b("1")));
             model.apply(acknowledged);
-            log.append(acknowledged).get(10, TimeUnit.SECONDS);
+            appendAndWrite(log, acknowledged).get(10, TimeUnit.SECONDS);
 
             log.breakChannelForTest();
-            CompletableFuture<Void> failed = log.append(rec(2, Effect.set(b("b"), b("2"))));
+            CompletableFuture<Void> failed = appendAndWrite(log, rec(2, Effect.set(b("b"), b("2"))));
             assertThatThrownBy(() -> failed.get(10, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(IOException.class);
             IOException cause = (IOException) failed.handle((ok, e) -> e).get(10, TimeUnit.SECONDS);
@@ -80,7 +81,7 @@ class DurableLogFailureTest {
     }
 
     @Test
-    void aFailureInTheFlusherFailsTheWholeBatchAndItsFollowers() throws Exception {
+    void aFailedWriteFailsTheWholeBatchAndItsFollowers() throws Exception {
         DurableLogTestModel model = new DurableLogTestModel();
         List<CompletableFuture<Void>> futures = new ArrayList<>();
         try (DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), model)) {
@@ -90,7 +91,7 @@ class DurableLogFailureTest {
                 }
             };
             for (long v = 1; v <= 100; v++) {
-                futures.add(log.append(rec(v, Effect.set(b("k" + v), b("v")))));
+                futures.add(appendAndWrite(log, rec(v, Effect.set(b("k" + v), b("v")))));
             }
             for (CompletableFuture<Void> f : futures) {
                 assertThatThrownBy(() -> f.get(10, TimeUnit.SECONDS)).hasRootCauseMessage("simulated disk failure");
@@ -102,28 +103,48 @@ class DurableLogFailureTest {
     }
 
     @Test
-    void closeFromACallbackOnTheFlusherThreadDoesNotDeadlock() throws Exception {
+    void closeFromACallbackOnTheSyncerThreadDoesNotDeadlock() throws Exception {
         DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel());
         CompletableFuture<Void> first = log.append(rec(1, Effect.set(b("a"), b("1"))));
         CompletableFuture<Void> second = log.append(rec(2, Effect.set(b("b"), b("2"))));
-        CompletableFuture<Void> closedInCallback = first.thenRun(log::close);
+        CompletableFuture<Void> closedInCallback = first.thenRun(log::close); // completed once fsynced, by the syncer
+        log.write();
         closedInCallback.get(10, TimeUnit.SECONDS);
-        second.get(10, TimeUnit.SECONDS); // queued before the close, so flushed by it
-        log.close(); // from another thread: waits until the flusher has released the files
-        DurableLogTestModel recovered = new DurableLogTestModel();
-        try (DurableLog again = DurableLog.open(dir, DurableLogOptions.defaults(), recovered)) {
-            assertThat(again.recoveredVersion()).isEqualTo(2);
+        second.get(10, TimeUnit.SECONDS); // written before the close, so synced by it
+        log.close(); // from another thread: waits until the log has released the files
+        assertReopensAtVersion(2);
+    }
+
+    @Test
+    void closeFromACallbackOnTheWritingThreadDoesNotDeadlock_andWritesWhatWasQueued() throws Exception {
+        DurableLogOptions written = new DurableLogOptions(DurableLogOptions.DEFAULT_COMPACTION_THRESHOLD_BYTES,
+                java.time.Duration.ofSeconds(30)); // acknowledged once written, by the writing thread
+        DurableLog log = DurableLog.open(dir, written, new DurableLogTestModel());
+        CompletableFuture<Void> first = log.append(rec(1, Effect.set(b("a"), b("1"))));
+        CompletableFuture<Void> closedInCallback = first.thenRun(() -> {
+            log.append(rec(2, Effect.set(b("b"), b("2")))); // queued while this thread writes, before the close
+            log.close();
+        });
+        log.write();
+        closedInCallback.get(10, TimeUnit.SECONDS);
+        log.close(); // from another thread: waits until the log has released the files
+        assertReopensAtVersion(2);
+    }
+
+    private void assertReopensAtVersion(long version) throws Exception {
+        try (DurableLog again = DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel())) {
+            assertThat(again.recoveredVersion()).isEqualTo(version);
         }
     }
 
     @Test
     void misuseIsRejectedAtTheCall() throws Exception {
         try (DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel())) {
-            log.append(rec(5)).get(10, TimeUnit.SECONDS);
+            appendAndWrite(log, rec(5)).get(10, TimeUnit.SECONDS);
             assertThatThrownBy(() -> log.append(rec(5))).isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> log.append(rec(4))).isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> log.setSnapshotSource(null)).isInstanceOf(NullPointerException.class);
-            log.append(rec(6)).get(10, TimeUnit.SECONDS); // still alive
+            appendAndWrite(log, rec(6)).get(10, TimeUnit.SECONDS); // still alive
         }
     }
 }

@@ -33,9 +33,9 @@ class DurableLogGroupCommitTest {
         AtomicBoolean firstBatch = new AtomicBoolean(true);
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
         try (DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), model)) {
-            // hold the first batch until every committer has queued a record, so batching is certain, not likely
+            // hold the first fsync until every committer has written a record, so sharing is certain, not likely
             log.testHook = point -> {
-                if (point.equals("before-write") && firstBatch.getAndSet(false)) {
+                if (point.equals("before-fsync") && firstBatch.getAndSet(false)) {
                     try {
                         assertThat(everyoneQueued.await(30, TimeUnit.SECONDS)).isTrue();
                     } catch (InterruptedException e) {
@@ -58,6 +58,7 @@ class DurableLogGroupCommitTest {
                         } finally {
                             commitLock.unlock();
                         }
+                        log.write(); // by this thread, or by the one writing now
                         if (i == 0) {
                             everyoneQueued.countDown();
                         }
@@ -70,8 +71,8 @@ class DurableLogGroupCommitTest {
                 w.get(60, TimeUnit.SECONDS);
             }
             int records = THREADS * PER_THREAD;
-            // the committers' first records all went into the first two batches (the second one queued while the
-            // first was held), so at least THREADS records shared two fsyncs
+            // the committers' first records all went into the first two fsyncs (the second one covering what was
+            // written while the first was held), so at least THREADS records shared two fsyncs
             assertThat(log.fsyncCount()).isLessThanOrEqualTo(records - THREADS + 2).isLessThan(records);
             System.out.printf("group commit: %d records, %d fsyncs%n", records, log.fsyncCount());
         } finally {
@@ -90,8 +91,8 @@ class DurableLogGroupCommitTest {
         CountDownLatch allQueued = new CountDownLatch(1);
         AtomicBoolean firstBatch = new AtomicBoolean(true);
         try (DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), model)) {
-            log.testHook = point -> { // hold the first batch until everything is queued
-                if (point.equals("before-write") && firstBatch.getAndSet(false)) {
+            log.testHook = point -> { // hold the first fsync until everything is written
+                if (point.equals("before-fsync") && firstBatch.getAndSet(false)) {
                     try {
                         assertThat(allQueued.await(30, TimeUnit.SECONDS)).isTrue();
                     } catch (InterruptedException e) {
@@ -107,8 +108,8 @@ class DurableLogGroupCommitTest {
                 LogRecord r = DurableLogTestModel.randomRecord(random, v, 50, 100);
                 model.apply(r);
                 long version = v;
-                futures.add(log.append(r).thenRun(() -> {
-                    synchronized (completed) { // runs on the flusher thread
+                futures.add(DurableLogTestModel.appendAndWrite(log, r).thenRun(() -> {
+                    synchronized (completed) { // runs on the syncer's thread
                         completed.add(version);
                         fsyncsSeen.add(log.fsyncCount());
                     }
@@ -121,6 +122,61 @@ class DurableLogGroupCommitTest {
                 assertThat(fsyncsSeen).isSorted().allMatch(n -> n >= 1);
             }
             assertThat(log.fsyncCount()).isLessThanOrEqualTo(2); // the first record alone, then the other 1999
+        }
+    }
+
+    @Test
+    void aRecordQueuedWhileAnotherThreadWrites_isWrittenAndAcknowledgedByThatThread() throws Exception {
+        DurableLogOptions written = new DurableLogOptions(DurableLogOptions.DEFAULT_COMPACTION_THRESHOLD_BYTES,
+                java.time.Duration.ofSeconds(30)); // acknowledged once written
+        CountDownLatch writing = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean firstBatch = new AtomicBoolean(true);
+        ExecutorService pool = Executors.newSingleThreadExecutor(r -> new Thread(r, "first-writer"));
+        try (DurableLog log = DurableLog.open(dir, written, new DurableLogTestModel())) {
+            log.testHook = point -> { // hold the first write until the second record is queued
+                if (point.equals("before-write") && firstBatch.getAndSet(false)) {
+                    writing.countDown();
+                    try {
+                        assertThat(release.await(30, TimeUnit.SECONDS)).isTrue();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            };
+            CompletableFuture<Void> first = log.append(DurableLogTestModel.rec(1));
+            Future<?> firstWriter = pool.submit(log::write);
+            assertThat(writing.await(30, TimeUnit.SECONDS)).isTrue();
+
+            List<String> acknowledgedOn = new ArrayList<>();
+            CompletableFuture<Void> second = log.append(DurableLogTestModel.rec(2));
+            second.thenRun(() -> acknowledgedOn.add(Thread.currentThread().getName()));
+            log.write(); // another thread is writing: it takes this record too, and this call does not wait
+            assertThat(second).isNotDone();
+
+            release.countDown();
+            firstWriter.get(30, TimeUnit.SECONDS);
+            assertThat(first).isCompleted();
+            assertThat(second).isCompleted();
+            assertThat(acknowledgedOn).containsExactly("first-writer");
+            assertThat(log.fsyncCount()).as("written, not yet synced: the interval has not passed").isZero();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void withASyncInterval_theWritingThreadAcknowledgesItsOwnRecord() throws Exception {
+        DurableLogOptions written = new DurableLogOptions(DurableLogOptions.DEFAULT_COMPACTION_THRESHOLD_BYTES,
+                java.time.Duration.ofSeconds(30));
+        try (DurableLog log = DurableLog.open(dir, written, new DurableLogTestModel())) {
+            for (long v = 1; v <= 100; v++) {
+                CompletableFuture<Void> durable = log.append(DurableLogTestModel.rec(v));
+                assertThat(durable).isNotDone();
+                log.write();
+                assertThat(durable).as("no hand-off to another thread: written and acknowledged by the call")
+                        .isCompleted();
+            }
         }
     }
 }

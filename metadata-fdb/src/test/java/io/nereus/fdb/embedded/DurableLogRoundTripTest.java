@@ -25,7 +25,7 @@ class DurableLogRoundTripTest {
 
     private void append(DurableLog log, DurableLogTestModel model, LogRecord record) {
         model.apply(record);
-        futures.add(log.append(record));
+        futures.add(DurableLogTestModel.appendAndWrite(log, record));
     }
 
     private void awaitAll() throws Exception {
@@ -105,7 +105,7 @@ class DurableLogRoundTripTest {
         try (DurableLog log = DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel())) {
             assertThatThrownBy(() -> DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel()))
                     .isInstanceOf(IOException.class).hasMessageContaining("already open");
-            log.append(rec(1)).get(10, TimeUnit.SECONDS); // the first one is unharmed
+            DurableLogTestModel.appendAndWrite(log, rec(1)).get(10, TimeUnit.SECONDS); // the first one is unharmed
         }
         DurableLog.open(dir, DurableLogOptions.defaults(), new DurableLogTestModel()).close();
     }

@@ -122,7 +122,7 @@ class DurableLogSyncIntervalTest {
             };
             model.appendAll(log, records(3, 1)); // acknowledged once written, before any fsync
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
-                    catchThrowable(() -> log.append(records(1, 4).get(0)).get(10, TimeUnit.SECONDS)))
+                    catchThrowable(() -> DurableLogTestModel.appendAndWrite(log, records(1, 4).get(0)).get(10, TimeUnit.SECONDS)))
                     .isInstanceOf(ExecutionException.class).hasRootCauseMessage("Input/output error"));
             assertThat(log.fsyncCount()).isZero();
         }

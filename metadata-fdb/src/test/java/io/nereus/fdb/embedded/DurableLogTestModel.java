@@ -159,10 +159,17 @@ final class DurableLogTestModel implements RecoverySink, SnapshotSource {
         List<java.util.concurrent.CompletableFuture<Void>> futures = new ArrayList<>();
         for (LogRecord r : records) {
             apply(r);
-            futures.add(log.append(r));
+            futures.add(appendAndWrite(log, r));
         }
         java.util.concurrent.CompletableFuture.allOf(futures.toArray(java.util.concurrent.CompletableFuture[]::new))
                 .get(30, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    /** Appends {@code r} and writes it, as a commit does once it has left its critical section. */
+    static java.util.concurrent.CompletableFuture<Void> appendAndWrite(DurableLog log, LogRecord r) {
+        java.util.concurrent.CompletableFuture<Void> durable = log.append(r);
+        log.write();
+        return durable;
     }
 
     /** The key right after {@code key}: {@code key + 0x00}, so that {@code clearRange(key, next(key))} clears one key. */
