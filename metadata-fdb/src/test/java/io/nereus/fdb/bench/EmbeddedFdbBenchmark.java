@@ -19,8 +19,8 @@ import java.util.stream.Stream;
 
 /**
  * Throughput of small read-modify-write transactions on EmbeddedFdb: in memory on one thread, and durable
- * with 1, 8 and 32 concurrent committers beside the raw rate of synced 128-byte writes on the same disk,
- * all in one run. Not a test: run it with the command in docs/benchmarks.md.
+ * with 1, 8 and 32 concurrent committers (each commit fsynced, and with a sync interval of a second) beside the raw
+ * rate of synced 128-byte writes on the same disk, all in one run. Not a test: run it with the command in docs/benchmarks.md.
  *
  * <p>Each transaction reads one key of 100,000 at random, writes it back incremented, and commits.
  */
@@ -42,6 +42,14 @@ public final class EmbeddedFdbBenchmark {
             try (EmbeddedFdb db = EmbeddedFdb.open(work.resolve("durable"))) {
                 for (int committers : new int[] {1, 8, 32}) {
                     measure("durable, " + committers + " committers", db, committers, seconds, Runnable::run);
+                }
+            }
+            // the standalone broker's default: acknowledged once written, fsynced once a second
+            try (EmbeddedFdb db = EmbeddedFdb.builder().directory(work.resolve("interval"))
+                    .syncInterval(java.time.Duration.ofSeconds(1)).build()) {
+                for (int committers : new int[] {1, 8, 32}) {
+                    measure("sync interval 1 s, " + committers + " committers", db, committers, seconds,
+                            Runnable::run);
                 }
             }
             System.out.printf("raw synced 128-byte writes again (write + fdatasync, 1 thread): %,.0f writes/s%n",
