@@ -187,8 +187,9 @@ final class LogWriter {
         for (AppendQueue.Pending p : batch) {
             total += FRAME_BYTES + p.payloadBytes();
         }
-        if (writeBuffer.capacity() < Math.min(total, MAX_BUFFER_BYTES)) {
-            writeBuffer = ByteBuffer.allocateDirect(Integer.highestOneBit((int) Math.min(total, MAX_BUFFER_BYTES) - 1) << 1);
+        int wanted = (int) Math.min(total, MAX_BUFFER_BYTES);
+        if (writeBuffer.capacity() < wanted) {
+            writeBuffer = ByteBuffer.allocateDirect(Integer.highestOneBit(wanted - 1) << 1);
         }
         ByteBuffer buf = writeBuffer.clear();
         for (AppendQueue.Pending p : batch) {

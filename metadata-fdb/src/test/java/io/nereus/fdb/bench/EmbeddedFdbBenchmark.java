@@ -20,7 +20,8 @@ import java.util.stream.Stream;
 /**
  * Throughput of small read-modify-write transactions on EmbeddedFdb: in memory on one thread, and durable
  * with 1, 8 and 32 concurrent committers (each commit fsynced, and with a sync interval of a second) beside the raw
- * rate of synced 128-byte writes on the same disk, all in one run. Not a test: run it with the command in docs/benchmarks.md.
+ * rate of synced 128-byte writes on the same disk, all in one run. Not a test: run it with the command in
+ * docs/benchmarks.md.
  *
  * <p>Each transaction reads one key of 100,000 at random, writes it back incremented, and commits.
  */

@@ -121,8 +121,9 @@ class DurableLogSyncIntervalTest {
                 }
             };
             model.appendAll(log, records(3, 1)); // acknowledged once written, before any fsync
+            LogRecord next = records(1, 4).get(0);
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
-                    catchThrowable(() -> DurableLogTestModel.appendAndWrite(log, records(1, 4).get(0)).get(10, TimeUnit.SECONDS)))
+                    catchThrowable(() -> DurableLogTestModel.appendAndWrite(log, next).get(10, TimeUnit.SECONDS)))
                     .isInstanceOf(ExecutionException.class).hasRootCauseMessage("Input/output error"));
             assertThat(log.fsyncCount()).isZero();
         }
