@@ -101,7 +101,7 @@ import org.slf4j.LoggerFactory;
  * {@link LogCompactor} writes snapshots on the compaction thread, and {@link DurableLogFormat} encodes everything.
  * {@link #close()} may be called from any thread; the lock is released once the last write is synced.
  */
-final class DurableLog implements AutoCloseable {
+final class DurableLog implements EmbeddedEngine.Durability, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DurableLog.class);
 
     /** Lets tests pause or fail the log at named points; {@code null} in production. */
@@ -209,7 +209,8 @@ final class DurableLog implements AutoCloseable {
      *
      * @throws IllegalArgumentException if the version does not increase or the record exceeds 1 GiB encoded
      */
-    CompletableFuture<Void> append(LogRecord record) {
+    @Override
+    public CompletableFuture<Void> append(LogRecord record) {
         long payloadBytes = DurableLogFormat.payloadBytes(record);
         if (payloadBytes > MAX_PAYLOAD_BYTES) {
             throw new IllegalArgumentException("log record of " + payloadBytes + " bytes exceeds the limit of "
@@ -223,7 +224,8 @@ final class DurableLog implements AutoCloseable {
      * writing now (which then writes it too); never waits for the disk to sync. Call it after {@link #append}, outside
      * the critical section that orders appends, so that a commit does not wait for the write before it.
      */
-    void write() {
+    @Override
+    public void write() {
         writer.writeQueued();
     }
 

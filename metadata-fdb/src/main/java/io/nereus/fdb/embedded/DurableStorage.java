@@ -3,7 +3,6 @@ package io.nereus.fdb.embedded;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Connects the engine to its {@link DurableLog} in a directory: recovery replays the newest snapshot and the
@@ -41,17 +40,7 @@ final class DurableStorage {
             throw new UncheckedIOException("EmbeddedFdb cannot open " + dir + ": " + e.getMessage(), e);
         }
         log.setSnapshotSource(engine::openSnapshot);
-        engine.startServing(log.recoveredVersion(), new EmbeddedEngine.Durability() {
-            @Override
-            public CompletableFuture<Void> append(LogRecord record) {
-                return log.append(record);
-            }
-
-            @Override
-            public void write() {
-                log.write();
-            }
-        });
+        engine.startServing(log.recoveredVersion(), log);
         return log;
     }
 }
