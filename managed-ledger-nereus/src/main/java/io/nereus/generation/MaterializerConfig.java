@@ -1,5 +1,6 @@
 package io.nereus.generation;
 
+import io.nereus.wal.SliceMirrors;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -23,9 +24,13 @@ import java.util.Objects;
  *                           ahead, a read's blocks one after another)
  * @param mirrorBytes        bytes of local files holding copies of this broker's newest WAL slices until they are
  *                           materialized, read instead of the bookies ({@link io.nereus.wal.SliceMirrors}; 0: none)
+ * @param mirrorStagingBytes direct memory the mirrors' writes go through on their way to the disk, in staging buffers
+ *                           of {@link io.nereus.wal.SliceMirrors#STAGING_BYTES} (a whole number of them, at least
+ *                           one): what rides out the disk's stalls before the mirrors skip batches
  */
 public record MaterializerConfig(boolean enabled, long objectTargetBytes, int blockBytes, Duration interval,
-        long maxBytesPerSecond, int mergeMinObjects, long blockCacheBytes, int readAheadBlocks, long mirrorBytes) {
+        long maxBytesPerSecond, int mergeMinObjects, long blockCacheBytes, int readAheadBlocks, long mirrorBytes,
+        long mirrorStagingBytes) {
     /** Largest object a materializer writes; objects are encoded in one array. */
     public static final long MAX_OBJECT_TARGET_BYTES = 1L << 30;
 
@@ -56,41 +61,45 @@ public record MaterializerConfig(boolean enabled, long objectTargetBytes, int bl
         if (mirrorBytes < 0) {
             throw new IllegalArgumentException("WAL slice mirror bytes must be >= 0: " + mirrorBytes);
         }
+        if (mirrorStagingBytes < SliceMirrors.STAGING_BYTES || mirrorStagingBytes % SliceMirrors.STAGING_BYTES != 0) {
+            throw new IllegalArgumentException("WAL slice mirror staging bytes must be a positive multiple of "
+                    + SliceMirrors.STAGING_BYTES + " (one staging buffer): " + mirrorStagingBytes);
+        }
     }
 
     /**
      * Defaults: enabled, 64 MiB objects of 1 MiB blocks, a pass every 30 s, at most 64 MiB/s, merge 8 small
      * objects, 64 MiB block cache, 4 blocks read ahead, 4 GiB of WAL slice mirrors (the slice being written and
-     * three waiting, at the WAL's default slice size).
+     * three waiting, at the WAL's default slice size) written through 128 MiB of staging buffers.
      */
     public static MaterializerConfig defaults() {
         return new MaterializerConfig(true, 64L << 20, 1 << 20, Duration.ofSeconds(30), 64L << 20, 8, 64L << 20, 4,
-                4L << 30);
+                4L << 30, 128L << 20);
     }
 
     public MaterializerConfig withEnabled(boolean on) {
         return new MaterializerConfig(on, objectTargetBytes, blockBytes, interval, maxBytesPerSecond,
-                mergeMinObjects, blockCacheBytes, readAheadBlocks, mirrorBytes);
+                mergeMinObjects, blockCacheBytes, readAheadBlocks, mirrorBytes, mirrorStagingBytes);
     }
 
     public MaterializerConfig withObjects(long targetBytes, int blockBytes) {
         return new MaterializerConfig(enabled, targetBytes, blockBytes, interval, maxBytesPerSecond, mergeMinObjects,
-                blockCacheBytes, readAheadBlocks, mirrorBytes);
+                blockCacheBytes, readAheadBlocks, mirrorBytes, mirrorStagingBytes);
     }
 
     public MaterializerConfig withInterval(Duration every) {
         return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, every, maxBytesPerSecond,
-                mergeMinObjects, blockCacheBytes, readAheadBlocks, mirrorBytes);
+                mergeMinObjects, blockCacheBytes, readAheadBlocks, mirrorBytes, mirrorStagingBytes);
     }
 
     public MaterializerConfig withMergeMinObjects(int n) {
         return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, interval, maxBytesPerSecond, n,
-                blockCacheBytes, readAheadBlocks, mirrorBytes);
+                blockCacheBytes, readAheadBlocks, mirrorBytes, mirrorStagingBytes);
     }
 
     public MaterializerConfig withMirrorBytes(long bytes) {
         return new MaterializerConfig(enabled, objectTargetBytes, blockBytes, interval, maxBytesPerSecond,
-                mergeMinObjects, blockCacheBytes, readAheadBlocks, bytes);
+                mergeMinObjects, blockCacheBytes, readAheadBlocks, bytes, mirrorStagingBytes);
     }
 
     /** Objects under this many payload bytes count as small and are merged. */

@@ -84,7 +84,7 @@ public final class StreamStorage implements AutoCloseable {
         this.scheduler = runtime.scheduler("nereus-wal-timer");
         // mirrors serve the materializer: without background passes a slice would wait in its mirror for good
         this.mirrors = config.materializer().enabled() ? SliceMirrors.open(MIRROR_DIR,
-                config.materializer().mirrorBytes(), runtime) : SliceMirrors.NONE;
+                config.materializer().mirrorBytes(), config.materializer().mirrorStagingBytes(), runtime) : SliceMirrors.NONE;
         this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, runtime,
                 scheduler, clock, observer, mirrors);
         this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches(), mirrors);

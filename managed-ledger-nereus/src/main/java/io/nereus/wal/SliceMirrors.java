@@ -45,14 +45,13 @@ import org.slf4j.LoggerFactory;
  * failed). A mirror is readable only once its slice is retired and every batch of it is in the file.
  *
  * <p>Layout: the batches back to back in entry order, their offsets in memory; written in aligned pieces of
- * {@value #STAGING_BYTES} bytes through at most {@value #STAGING_BUFFERS} staging buffers, the last padded to the
- * filesystem's block. The writer's thread copies each batch into the current staging buffer and never waits: when no
- * buffer is free (the disk is behind) the batch is skipped, and so is every next one until a buffer is free again;
- * the mirror goes on with the batches after, and a read of entries that include a skipped one is read from
- * BookKeeper (the mirror keeps the entry ids: a skipped batch still takes its id, and a batch that had filled the
- * last free buffer when none was left for its rest leaves those bytes in the file, unread). One thread
- * ({@code nereus-wal-mirror}) writes,
- * reads and deletes the files, in the order asked. A mirror reserves its slice's size limit when it starts, and a
+ * {@value #STAGING_BYTES} bytes through staging buffers (as many as {@code stagingBytes} holds, made as needed), the
+ * last padded to the filesystem's block. The writer's thread copies each batch into the current staging buffer and
+ * never waits: when no buffer is free (the disk is behind) the batch is skipped, and so is every next one until a
+ * buffer is free again; the mirror goes on with the batches after, and a read of entries that include a skipped one
+ * is read from BookKeeper (the mirror keeps the entry ids: a skipped batch still takes its id, and a batch that had
+ * filled the last free buffer when none was left for its rest leaves those bytes in the file, unread). One thread
+ * ({@code nereus-wal-mirror}) writes, reads and deletes the files, in the order asked. A mirror reserves its slice's size limit when it starts, and a
  * slice whose reserve would take the mirrors' reserves past {@code maxBytes} is not mirrored (the materializer is
  * behind; mirroring it would only add disk writes). Files live in one directory, named by process
  * ({@code nereus-wal-mirror-<pid>-...}); those of processes no longer running are deleted at {@link #open}, this
@@ -68,12 +67,7 @@ public final class SliceMirrors implements AutoCloseable {
     public static final String PREFIX = "nereus-wal-mirror-";
     static final String SUFFIX = ".slice";
     /** Bytes of one staging buffer: each write to a file moves this much (the last of a slice less). */
-    static final int STAGING_BYTES = 1 << 20;
-    /**
-     * Staging buffers in all; one per mirror being written, the rest waiting for the disk: 32 MiB, about 0.6 s of a
-     * WAL written at 50 MB/s, which rides out the stalls of a disk the bookie's flushes keep busy (8 did not).
-     */
-    static final int STAGING_BUFFERS = 32;
+    public static final int STAGING_BYTES = 1 << 20;
     private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
 
     /** Probe files of this process so far: each open probes with a name of its own. */
@@ -86,6 +80,12 @@ public final class SliceMirrors implements AutoCloseable {
     private final DirectFiles direct;
     private final int alignment;
     private final long maxBytes;
+    /**
+     * Staging buffers in all, made as needed: one per mirror being written, the rest waiting for the disk. The
+     * default 128 (MiB) is about 0.4 s of a WAL written at 300 MB/s, which rides out most of the stalls of a disk the
+     * bookie's own writes keep busy (32 did not at that rate; see docs/benchmarks.md).
+     */
+    private final int stagingBuffers;
     private final ExecutorService io;
     private final Map<Long, Mirror> mirrors = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<ByteBuffer> freeBuffers = new ConcurrentLinkedQueue<>();
@@ -106,25 +106,33 @@ public final class SliceMirrors implements AutoCloseable {
         this.direct = null;
         this.alignment = 1;
         this.maxBytes = 0;
+        this.stagingBuffers = 0;
         this.io = null;
     }
 
-    private SliceMirrors(Path dir, DirectFiles direct, long maxBytes, ExecutorService io) {
+    private SliceMirrors(Path dir, DirectFiles direct, long maxBytes, int stagingBuffers, ExecutorService io) {
         this.dir = dir;
         this.direct = direct;
         this.alignment = direct.alignment();
         this.maxBytes = maxBytes;
+        this.stagingBuffers = stagingBuffers;
         this.io = io;
     }
 
     /**
-     * Mirrors in {@code dir} (an existing directory) of at most {@code maxBytes} in all, written and read on a thread
-     * of {@code runtime}; {@link #NONE} when {@code maxBytes} is 0 or the filesystem refuses direct I/O (logged).
-     * Deletes the mirror files of processes no longer running.
+     * Mirrors in {@code dir} (an existing directory) of at most {@code maxBytes} in all, written through at most
+     * {@code stagingBytes} of staging buffers ({@link #STAGING_BYTES} each) and read on a thread of {@code runtime};
+     * {@link #NONE} when {@code maxBytes} is 0 or the filesystem refuses direct I/O (logged). Deletes the mirror files
+     * of processes no longer running.
      */
-    public static SliceMirrors open(Path dir, long maxBytes, EngineRuntime runtime) {
+    public static SliceMirrors open(Path dir, long maxBytes, long stagingBytes, EngineRuntime runtime) {
         if (maxBytes < 0) {
             throw new IllegalArgumentException("WAL slice mirror bytes must be >= 0: " + maxBytes);
+        }
+        if (stagingBytes < STAGING_BYTES || stagingBytes % STAGING_BYTES != 0
+                || stagingBytes / STAGING_BYTES > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("WAL slice mirror staging bytes must be a positive multiple of "
+                    + STAGING_BYTES + ": " + stagingBytes);
         }
         if (maxBytes == 0) {
             return NONE;
@@ -137,8 +145,10 @@ public final class SliceMirrors implements AutoCloseable {
             return NONE;
         }
         ProcessFiles.removeAbandoned(dir, PREFIX, SUFFIX);
-        LOG.info("WAL slices are mirrored locally for the materializer: dir={} maxBytes={}", dir, maxBytes);
-        return new SliceMirrors(dir, direct.get(), maxBytes, runtime.executor("nereus-wal-mirror"));
+        LOG.info("WAL slices are mirrored locally for the materializer: dir={} maxBytes={} stagingBytes={}", dir,
+                maxBytes, stagingBytes);
+        return new SliceMirrors(dir, direct.get(), maxBytes, (int) (stagingBytes / STAGING_BYTES),
+                runtime.executor("nereus-wal-mirror"));
     }
 
     /**
@@ -269,7 +279,7 @@ public final class SliceMirrors implements AutoCloseable {
 
     private ByteBuffer takeBuffer() {
         ByteBuffer b = freeBuffers.poll();
-        if (b == null && buffersMade.getAndUpdate(n -> n < STAGING_BUFFERS ? n + 1 : n) < STAGING_BUFFERS) {
+        if (b == null && buffersMade.getAndUpdate(n -> n < stagingBuffers ? n + 1 : n) < stagingBuffers) {
             // exactly STAGING_BYTES: an aligned slice of the larger buffer holds up to one alignment more when the
             // allocation happens to start aligned, and the file's pieces would then not all be STAGING_BYTES
             b = ByteBuffer.allocateDirect(STAGING_BYTES + alignment).alignedSlice(alignment).limit(STAGING_BYTES)
@@ -390,7 +400,7 @@ public final class SliceMirrors implements AutoCloseable {
             if (skips == null) {
                 skips = new long[offsets.length >> 6];
                 LOG.warn("WAL slice mirror skips batches while all {} staging buffers wait for the disk; those are"
-                        + " read from BookKeeper: slice={} firstSkippedEntry={}", STAGING_BUFFERS, sliceId, entry);
+                        + " read from BookKeeper: slice={} firstSkippedEntry={}", stagingBuffers, sliceId, entry);
             } else if ((entry >> 6) >= skips.length) {
                 skips = Arrays.copyOf(skips, Math.max(skips.length * 2, (entry >> 6) + 1));
             }

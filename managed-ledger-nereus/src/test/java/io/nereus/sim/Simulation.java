@@ -109,7 +109,7 @@ final class Simulation {
         this.config = StorageConfig.defaults().withWal(wal).withTailCacheBytes(4 * 1024)
                 // no WAL slice mirrors: they are local files, outside the simulated world (SliceMirrorsTest)
                 .withMaterializer(new MaterializerConfig(true, 8 * 1024, 1024, Duration.ofHours(1), 1L << 40, 3,
-                        64 * 1024, 2, 0))
+                        64 * 1024, 2, 0, 1 << 20))
                 .withCollector(new CollectorConfig(Duration.ofHours(1), Duration.ofSeconds(10),
                         Duration.ofSeconds(20)));
         for (int i = 0; i < STREAMS; i++) {

@@ -1,6 +1,7 @@
 package io.nereus.wal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static io.nereus.testing.StreamTesting.mirrorReadable;
 import static org.awaitility.Awaitility.await;
 
@@ -42,6 +43,8 @@ class SliceMirrorsTest {
     Path dir;
     private final List<SliceMirrors> opened = new ArrayList<>();
     private final Random random = new Random(42);
+    /** Staging buffers of the mirrors these tests open: 32, as the skip test's arithmetic counts them. */
+    private static final long STAGING = 32L * SliceMirrors.STAGING_BYTES;
 
     @AfterEach
     void closeAll() {
@@ -49,7 +52,7 @@ class SliceMirrorsTest {
     }
 
     private SliceMirrors open(long maxBytes) {
-        SliceMirrors m = SliceMirrors.open(dir, maxBytes, EngineRuntime.THREADS);
+        SliceMirrors m = SliceMirrors.open(dir, maxBytes, STAGING, EngineRuntime.THREADS);
         assertThat(m).as("direct I/O in the test's temporary directory").isNotSameAs(SliceMirrors.NONE);
         opened.add(m);
         return m;
@@ -182,7 +185,7 @@ class SliceMirrorsTest {
                 return EngineRuntime.THREADS.uniqueId();
             }
         };
-        SliceMirrors mirrors = SliceMirrors.open(dir, 1L << 30, slowDisk);
+        SliceMirrors mirrors = SliceMirrors.open(dir, 1L << 30, STAGING, slowDisk);
         opened.add(mirrors);
         try {
             skipWhileTheDiskIsBehind(mirrors, disk);
@@ -278,9 +281,18 @@ class SliceMirrorsTest {
 
     @Test
     void zeroBytes_mirrorsNothing() {
-        SliceMirrors none = SliceMirrors.open(dir, 0, EngineRuntime.THREADS);
+        SliceMirrors none = SliceMirrors.open(dir, 0, STAGING, EngineRuntime.THREADS);
         assertThat(none).isSameAs(SliceMirrors.NONE);
         assertThat(none.start(1, 1)).isNull();
         assertThat(none.read(1, 0, 0)).isNull();
+    }
+
+    @Test
+    void stagingBytesNotAWholeNumberOfBuffers_refusedNamingThem() {
+        for (long staging : new long[] {0, SliceMirrors.STAGING_BYTES - 1, SliceMirrors.STAGING_BYTES + 4096}) {
+            assertThatThrownBy(() -> SliceMirrors.open(dir, 1L << 30, staging, EngineRuntime.THREADS))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("WAL slice mirror staging bytes must be a positive multiple of 1048576: " + staging);
+        }
     }
 }

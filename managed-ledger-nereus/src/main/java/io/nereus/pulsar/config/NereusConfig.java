@@ -41,6 +41,7 @@ import static io.nereus.pulsar.config.NereusConfigKeys.WAL_FLUSH_WHEN_IDLE;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_BATCH_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MAX_IN_FLIGHT_BATCHES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MIRROR_BYTES;
+import static io.nereus.pulsar.config.NereusConfigKeys.WAL_MIRROR_STAGING_BYTES;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_RECOVERY_INTERVAL_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_AGE_SECONDS;
 import static io.nereus.pulsar.config.NereusConfigKeys.WAL_SLICE_MAX_BYTES;
@@ -161,6 +162,7 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
         long objectBlockCacheBytes = get(OBJECT_BLOCK_CACHE_BYTES, raw, conf).value();
         int objectReadAheadBlocks = get(OBJECT_READ_AHEAD_BLOCKS, raw, conf).value();
         long walMirrorBytes = get(WAL_MIRROR_BYTES, raw, conf).value();
+        long walMirrorStagingBytes = get(WAL_MIRROR_STAGING_BYTES, raw, conf).value();
         long collectorIntervalSeconds = get(COLLECTOR_INTERVAL_SECONDS, raw, conf).value();
         long walDeleteGraceSeconds = get(WAL_DELETE_GRACE_SECONDS, raw, conf).value();
         long objectDeleteGraceSeconds = get(OBJECT_DELETE_GRACE_SECONDS, raw, conf).value();
@@ -173,7 +175,8 @@ public record NereusConfig(Optional<Path> fdbClusterFile, Path embeddedFdbDir, D
                     flushWhenIdle, flushBelowBatches);
             MaterializerConfig materializer = new MaterializerConfig(materializerEnabled, objectTargetBytes,
                     objectBlockBytes, Duration.ofSeconds(materializerIntervalSeconds), materializerMaxBytesPerSecond,
-                    objectMergeMinObjects, objectBlockCacheBytes, objectReadAheadBlocks, walMirrorBytes);
+                    objectMergeMinObjects, objectBlockCacheBytes, objectReadAheadBlocks, walMirrorBytes,
+                    walMirrorStagingBytes);
             CollectorConfig collector = new CollectorConfig(Duration.ofSeconds(collectorIntervalSeconds),
                     Duration.ofSeconds(walDeleteGraceSeconds), Duration.ofSeconds(objectDeleteGraceSeconds));
             storage = new StorageConfig(wal, tailCacheBytes, cachedBatches, cachedResolutions, repairMaxBatches,

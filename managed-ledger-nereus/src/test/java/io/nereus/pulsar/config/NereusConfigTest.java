@@ -163,6 +163,8 @@ class NereusConfigTest {
                 parsed("nereusObjectBlockCacheBytes", "0", c -> c.storage().materializer().blockCacheBytes(), 0L),
                 parsed("nereusObjectReadAheadBlocks", "5", c -> c.storage().materializer().readAheadBlocks(), 5),
                 parsed("nereusWalMirrorBytes", "0", c -> c.storage().materializer().mirrorBytes(), 0L),
+                parsed("nereusWalMirrorStagingBytes", "2097152",
+                        c -> c.storage().materializer().mirrorStagingBytes(), 2_097_152L),
                 parsed("nereusCollectorIntervalSeconds", "7", c -> c.storage().collector().interval(),
                         Duration.ofSeconds(7)),
                 parsed("nereusWalDeleteGraceSeconds", "0", c -> c.storage().collector().walDeleteGrace(),
@@ -381,6 +383,8 @@ class NereusConfigTest {
                 Arguments.of("nereusWalAckQuorum", "-2", "nereusWalAckQuorum=-2: must be >= 1"),
                 Arguments.of("nereusTailCacheBytes", "-1", "nereusTailCacheBytes=-1: must be >= 0"),
                 Arguments.of("nereusWalMirrorBytes", "-1", "nereusWalMirrorBytes=-1: must be >= 0"),
+                Arguments.of("nereusWalMirrorStagingBytes", "1000000",
+                        "nereusWalMirrorStagingBytes=1000000: must be a positive multiple of 1048576"),
                 Arguments.of("nereusObjectReadAheadBlocks", "65", "nereusObjectReadAheadBlocks=65: must be 0 to 64"),
                 Arguments.of("nereusReadCachedBatches", "0", "nereusReadCachedBatches=0: must be >= 1"),
                 Arguments.of("nereusReadCachedResolutions", "0", "nereusReadCachedResolutions=0: must be >= 1"),
@@ -537,7 +541,7 @@ class NereusConfigTest {
         List<String> names = NereusConfig.keys().stream().map(ConfigKey::name).toList();
 
         assertThat(names).doesNotHaveDuplicates().allMatch(n -> n.startsWith("nereus"));
-        assertThat(names).hasSize(46);
+        assertThat(names).hasSize(47);
         assertThat(NereusConfig.keys()).allSatisfy(k -> {
             assertThat(k.doc()).as(k.name()).isNotBlank().endsWith(".");
             assertThat(k.allowed()).as(k.name()).isNotBlank();
