@@ -9,6 +9,7 @@ import io.nereus.generation.CompactionResult;
 import io.nereus.generation.GenerationResolver;
 import io.nereus.generation.GenerationZeroRepair;
 import io.nereus.generation.Materializer;
+import io.nereus.generation.MaterializerConfig;
 import io.nereus.generation.MaterializerStats;
 import io.nereus.generation.ObjectCoverage;
 import io.nereus.generation.ObjectTargetReader;
@@ -83,8 +84,10 @@ public final class StreamStorage implements AutoCloseable {
         this.writerId = Objects.requireNonNull(writerId, "writerId");
         this.scheduler = runtime.scheduler("nereus-wal-timer");
         // mirrors serve the materializer: without background passes a slice would wait in its mirror for good
-        this.mirrors = config.materializer().enabled() ? SliceMirrors.open(MIRROR_DIR,
-                config.materializer().mirrorBytes(), config.materializer().mirrorStagingBytes(), runtime) : SliceMirrors.NONE;
+        MaterializerConfig copy = config.materializer();
+        this.mirrors = copy.enabled()
+                ? SliceMirrors.open(MIRROR_DIR, copy.mirrorBytes(), copy.mirrorStagingBytes(), runtime)
+                : SliceMirrors.NONE;
         this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, runtime,
                 scheduler, clock, observer, mirrors);
         this.reader = new WalReader(bk, config.wal().password(), config.cachedBatches(), mirrors);

@@ -51,9 +51,9 @@ import org.slf4j.LoggerFactory;
  * buffer is free again; the mirror goes on with the batches after, and a read of entries that include a skipped one
  * is read from BookKeeper (the mirror keeps the entry ids: a skipped batch still takes its id, and a batch that had
  * filled the last free buffer when none was left for its rest leaves those bytes in the file, unread). One thread
- * ({@code nereus-wal-mirror}) writes, reads and deletes the files, in the order asked. A mirror reserves its slice's size limit when it starts, and a
- * slice whose reserve would take the mirrors' reserves past {@code maxBytes} is not mirrored (the materializer is
- * behind; mirroring it would only add disk writes). Files live in one directory, named by process
+ * ({@code nereus-wal-mirror}) writes, reads and deletes the files, in the order asked. A mirror reserves its slice's
+ * size limit when it starts, and a slice whose reserve would take the mirrors' reserves past {@code maxBytes} is not
+ * mirrored (the materializer is behind; mirroring it would only add disk writes). Files live in one directory, named by process
  * ({@code nereus-wal-mirror-<pid>-...}); those of processes no longer running are deleted at {@link #open}, this
  * process's at {@link #closeAsync}.
  *
