@@ -61,7 +61,7 @@ public record MaterializerConfig(boolean enabled, long objectTargetBytes, int bl
         if (mirrorBytes < 0) {
             throw new IllegalArgumentException("WAL slice mirror bytes must be >= 0: " + mirrorBytes);
         }
-        if (mirrorStagingBytes < SliceMirrors.STAGING_BYTES || mirrorStagingBytes % SliceMirrors.STAGING_BYTES != 0) {
+        if (!SliceMirrors.validStagingBytes(mirrorStagingBytes)) {
             throw new IllegalArgumentException("WAL slice mirror staging bytes must be a positive multiple of "
                     + SliceMirrors.STAGING_BYTES + " (one staging buffer): " + mirrorStagingBytes);
         }

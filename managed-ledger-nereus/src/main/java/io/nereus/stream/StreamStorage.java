@@ -84,9 +84,9 @@ public final class StreamStorage implements AutoCloseable {
         this.writerId = Objects.requireNonNull(writerId, "writerId");
         this.scheduler = runtime.scheduler("nereus-wal-timer");
         // mirrors serve the materializer: without background passes a slice would wait in its mirror for good
-        MaterializerConfig copy = config.materializer();
-        this.mirrors = copy.enabled()
-                ? SliceMirrors.open(MIRROR_DIR, copy.mirrorBytes(), copy.mirrorStagingBytes(), runtime)
+        MaterializerConfig copying = config.materializer();
+        this.mirrors = copying.enabled()
+                ? SliceMirrors.open(MIRROR_DIR, copying.mirrorBytes(), copying.mirrorStagingBytes(), runtime)
                 : SliceMirrors.NONE;
         this.writer = new WalWriter(bk, metadata.streams(), metadata.slices(), config.wal(), writerId, runtime,
                 scheduler, clock, observer, mirrors);

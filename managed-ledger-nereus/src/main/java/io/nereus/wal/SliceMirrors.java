@@ -48,14 +48,14 @@ import org.slf4j.LoggerFactory;
  * {@value #STAGING_BYTES} bytes through staging buffers (as many as {@code stagingBytes} holds, made as needed), the
  * last padded to the filesystem's block. The writer's thread copies each batch into the current staging buffer and
  * never waits: when no buffer is free (the disk is behind) the batch is skipped, and so is every next one until a
- * buffer is free again; the mirror goes on with the batches after, and a read of entries that include a skipped one
- * is read from BookKeeper (the mirror keeps the entry ids: a skipped batch still takes its id, and a batch that had
- * filled the last free buffer when none was left for its rest leaves those bytes in the file, unread). One thread
+ * buffer is free again; the mirror goes on with the batches after, and a read of entries that include a skipped one is
+ * read from BookKeeper (the mirror keeps the entry ids: a skipped batch still takes its id, and a batch that had filled
+ * the last free buffer when none was left for its rest leaves those bytes in the file, unread). One thread
  * ({@code nereus-wal-mirror}) writes, reads and deletes the files, in the order asked. A mirror reserves its slice's
  * size limit when it starts, and a slice whose reserve would take the mirrors' reserves past {@code maxBytes} is not
- * mirrored (the materializer is behind; mirroring it would only add disk writes). Files live in one directory, named by process
- * ({@code nereus-wal-mirror-<pid>-...}); those of processes no longer running are deleted at {@link #open}, this
- * process's at {@link #closeAsync}.
+ * mirrored (the materializer is behind; mirroring it would only add disk writes). Files live in one directory, named by
+ * process ({@code nereus-wal-mirror-<pid>-...}); those of processes no longer running are deleted at {@link #open},
+ * this process's at {@link #closeAsync}.
  *
  * <p>Direct I/O is required: through the page cache each mirrored byte would cost a page the kernel must find and
  * fill, which on the machines measured cost more than the bookie's read it replaces. Where the directory's
@@ -68,6 +68,11 @@ public final class SliceMirrors implements AutoCloseable {
     static final String SUFFIX = ".slice";
     /** Bytes of one staging buffer: each write to a file moves this much (the last of a slice less). */
     public static final int STAGING_BYTES = 1 << 20;
+
+    /** Whether {@code bytes} of staging is a whole number of staging buffers, at least one (see {@link #open}). */
+    public static boolean validStagingBytes(long bytes) {
+        return bytes >= STAGING_BYTES && bytes % STAGING_BYTES == 0 && bytes / STAGING_BYTES <= Integer.MAX_VALUE;
+    }
     private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
 
     /** Probe files of this process so far: each open probes with a name of its own. */
@@ -129,8 +134,7 @@ public final class SliceMirrors implements AutoCloseable {
         if (maxBytes < 0) {
             throw new IllegalArgumentException("WAL slice mirror bytes must be >= 0: " + maxBytes);
         }
-        if (stagingBytes < STAGING_BYTES || stagingBytes % STAGING_BYTES != 0
-                || stagingBytes / STAGING_BYTES > Integer.MAX_VALUE) {
+        if (!validStagingBytes(stagingBytes)) {
             throw new IllegalArgumentException("WAL slice mirror staging bytes must be a positive multiple of "
                     + STAGING_BYTES + ": " + stagingBytes);
         }

@@ -319,7 +319,7 @@ public final class NereusConfigKeys {
 
     public static final ConfigKey<Long> WAL_MIRROR_STAGING_BYTES = longKey("nereusWalMirrorStagingBytes",
             MATERIALIZER.mirrorStagingBytes(), "a positive multiple of " + SliceMirrors.STAGING_BYTES,
-            v -> v >= SliceMirrors.STAGING_BYTES && v % SliceMirrors.STAGING_BYTES == 0,
+            SliceMirrors::validStagingBytes,
             "Direct memory (counted against the broker's -XX:MaxDirectMemorySize) that the WAL slice mirrors' writes "
                     + "go through on their way to the disk, in buffers of 1 MiB made as they are needed: while the "
                     + "disk is slower than the WAL (the bookie's own writes keep it busy), batches wait here, and "
